@@ -1,0 +1,39 @@
+# tether — `make demo` and `make test` set everything up on a fresh machine.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+STAMP := $(VENV)/.installed
+
+.PHONY: help install demo test lint format bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[postgres,dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv and install tether with its test tools
+
+demo: $(STAMP) ## play the seed scenario end to end on a fresh SQLite file
+	$(VENV)/bin/tether demo --db demo.db
+
+test: $(STAMP) ## the whole test suite
+	$(PY) -m pytest
+
+lint: $(STAMP) ## ruff and mypy --strict
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/mypy
+
+format: $(STAMP) ## format the code
+	$(VENV)/bin/ruff format src tests bench
+	$(VENV)/bin/ruff check --fix src tests bench
+
+bench: $(STAMP) ## benchmarks (bench/), printed as tables
+	$(PY) bench/store_append.py
+
+clean: ## remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,83 @@
+"""tether: durable Sessions and Runs for AI agents.
+
+import tether
+
+tt = tether.open("tether.db")
+s = tt.sessions.create(title="Keep helping me with this project")
+run = s.runs.create(goal="Analyse the failing tests", agent="echo").wait()
+print(run.status, run.started_at, run.ended_at, run.error)
+"""
+
+from tether.core.errors import (
+    Conflict,
+    InvalidTransition,
+    NotFound,
+    SessionBusy,
+    SessionClosed,
+    SessionExpired,
+    TetherError,
+    UsageError,
+)
+from tether.core.event import Event
+from tether.core.memory import MemoryItem, MemoryScope
+from tether.core.message import Message, Role
+from tether.core.run import ErrorInfo, IfBusy, Run
+from tether.core.session import Session
+from tether.core.status import RunStatus, SessionStatus, StepStatus
+from tether.core.step import Step, StepKind
+from tether.core.usage import Usage
+from tether.runtime.agent import AgentRegistry, agent
+from tether.runtime.facade import RunHandle, SessionHandle, Tether, open
+from tether.runtime.models import Model, ModelResponse, ScriptedModel, ToolCall
+from tether.runtime.run_context import RunContext, ToolInDoubt
+from tether.runtime.service import Service
+from tether.runtime.settings import RuntimeSettings
+from tether.runtime.tools import Tool, ToolError, tool
+from tether.runtime.worker import Worker
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentRegistry",
+    "Conflict",
+    "ErrorInfo",
+    "Event",
+    "IfBusy",
+    "InvalidTransition",
+    "MemoryItem",
+    "MemoryScope",
+    "Message",
+    "Model",
+    "ModelResponse",
+    "NotFound",
+    "Role",
+    "Run",
+    "RunContext",
+    "RunHandle",
+    "RunStatus",
+    "RuntimeSettings",
+    "ScriptedModel",
+    "Service",
+    "Session",
+    "SessionBusy",
+    "SessionClosed",
+    "SessionExpired",
+    "SessionHandle",
+    "SessionStatus",
+    "Step",
+    "StepKind",
+    "StepStatus",
+    "Tether",
+    "TetherError",
+    "Tool",
+    "ToolCall",
+    "ToolError",
+    "ToolInDoubt",
+    "Usage",
+    "UsageError",
+    "Worker",
+    "__version__",
+    "agent",
+    "open",
+    "tool",
+]

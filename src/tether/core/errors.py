@@ -1,0 +1,179 @@
+"""Every error tether raises, in three families: usage, conflicts/not-found, and store failures.
+
+Each class has a stable ``code`` (used on the wire) and a docstring that is its default message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class TetherError(Exception):
+    """Something went wrong in tether."""
+
+    code: ClassVar[str] = "tether_error"
+    #: HTTP status the edges answer with.
+    http_status: ClassVar[int] = 500
+    #: True when retrying the same call later may succeed.
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str | None = None, **details: Any) -> None:
+        self.message = message or (type(self).__doc__ or type(self).__name__).strip()
+        self.details = details
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+# -- you used the API wrong -------------------------------------------------------------------
+
+
+class UsageError(TetherError):
+    """The request is not valid."""
+
+    code = "validation_error"
+    http_status = 422
+
+
+class PayloadTooLarge(UsageError):
+    """The request body is larger than the limit."""
+
+    code = "payload_too_large"
+    http_status = 413
+
+
+class Unauthorized(TetherError):
+    """A valid API key is required."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class NotFound(TetherError):
+    """No such object."""
+
+    code = "not_found"
+    http_status = 404
+
+    def __init__(self, kind: str, ident: str) -> None:
+        super().__init__(f"{kind} {ident} not found", kind=kind, id=ident)
+        self.kind = kind
+        self.ident = ident
+
+
+# -- the state does not allow it --------------------------------------------------------------
+
+
+class Conflict(TetherError):
+    """The current state does not allow this."""
+
+    code = "conflict"
+    http_status = 409
+
+
+class SessionClosed(Conflict):
+    """The session is closed: it is read-only."""
+
+    code = "session_closed"
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id} is closed: it is read-only (start a new session)",
+            session_id=session_id,
+        )
+
+
+class SessionExpired(Conflict):
+    """The session expired: it is read-only."""
+
+    code = "session_expired"
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id} expired after its TTL without activity: it is read-only",
+            session_id=session_id,
+        )
+
+
+class SessionBusy(Conflict):
+    """The session already has an active run."""
+
+    code = "session_busy"
+
+    def __init__(self, session_id: str, active_run_id: str, active_status: str) -> None:
+        super().__init__(
+            f"session {session_id} is busy: run {active_run_id} is {active_status} "
+            "(use if_busy=enqueue to queue, or if_busy=interrupt to cancel it)",
+            session_id=session_id,
+            active_run_id=active_run_id,
+        )
+        self.active_run_id = active_run_id
+
+
+class InvalidTransition(Conflict):
+    """This status change is not allowed."""
+
+    code = "invalid_transition"
+
+    def __init__(self, what: str, current: str, target: str, ident: str | None = None) -> None:
+        subject = f"{what} {ident}" if ident else what
+        super().__init__(
+            f"{subject} cannot go from {current} to {target}",
+            current=current,
+            target=target,
+        )
+        self.current = current
+        self.target = target
+
+
+class AlreadyExists(Conflict):
+    """An object with this id already exists."""
+
+    code = "already_exists"
+
+
+class LeaseLost(Conflict):
+    """This worker no longer holds the run (it was cancelled, reaped or finished elsewhere)."""
+
+    code = "lease_lost"
+
+
+# -- the run or the store failed --------------------------------------------------------------
+
+
+class StoreError(TetherError):
+    """The store failed."""
+
+    code = "store_error"
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached right now; retry shortly."""
+
+    code = "store_unavailable"
+    http_status = 503
+    retryable = True
+
+
+class SchemaTooNew(StoreError):
+    """The database was written by a newer tether."""
+
+    code = "schema_too_new"
+
+
+class AgentNotFound(UsageError):
+    """No agent is registered under this name."""
+
+    code = "agent_not_found"
+    http_status = 404
+
+
+class ModelError(TetherError):
+    """The model provider refused or failed the request."""
+
+    code = "model_error"
+    http_status = 502

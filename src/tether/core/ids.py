@@ -1,0 +1,45 @@
+"""UUIDv7 identifiers: time-ordered, so newer ids sort after older ones."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+
+_lock = threading.Lock()
+_last_ms = 0
+_counter = 0
+
+
+def new_id() -> str:
+    """Return a new UUIDv7 as a string; ids made in one process are strictly increasing."""
+    global _last_ms, _counter
+    with _lock:
+        ms = time.time_ns() // 1_000_000
+        if ms <= _last_ms:
+            # Same (or earlier) millisecond: keep the timestamp, bump the 12-bit counter.
+            ms = _last_ms
+            _counter += 1
+            if _counter > 0xFFF:
+                ms += 1
+                _counter = 0
+        else:
+            _counter = int.from_bytes(os.urandom(2), "big") & 0x3FF
+        _last_ms = ms
+        counter = _counter
+    rand = int.from_bytes(os.urandom(8), "big") & 0x3FFF_FFFF_FFFF_FFFF
+    value = (ms & 0xFFFF_FFFF_FFFF) << 80
+    value |= 0x7 << 76
+    value |= counter << 64
+    value |= 0b10 << 62
+    value |= rand
+    return str(uuid.UUID(int=value))
+
+
+def is_id(text: str) -> bool:
+    """True when text is a canonical UUID string."""
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except (ValueError, AttributeError, TypeError):
+        return False

@@ -1,0 +1,33 @@
+"""Memory items in three scopes: a run's working memory, the session's, and the user's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class MemoryScope(StrEnum):
+    """Whose memory an item belongs to."""
+
+    RUN = "run"  #: working memory of one run; visible to that run only
+    SESSION = "session"  #: facts every run of the session sees
+    USER = "user"  #: facts about the owner, across all of the owner's sessions
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryItem:
+    """One remembered fact."""
+
+    scope: MemoryScope
+    #: The run id, session id or owner the item belongs to.
+    scope_id: str
+    key: str
+    value: Any
+    created_at: datetime
+    updated_at: datetime
+    #: The run that wrote (or promoted) it.
+    source_run_id: str | None = None
+    #: Extra path for user memory (the LangGraph store's namespaces); () elsewhere.
+    namespace: tuple[str, ...] = ()

@@ -1,0 +1,86 @@
+"""The Run record: one concrete task execution inside a session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from tether.core.status import RUN_ACTIVE, RUN_TERMINAL, RunStatus
+from tether.core.usage import ZERO_USAGE, Usage
+
+
+class IfBusy(StrEnum):
+    """What a new run does when its session already has an active run."""
+
+    REJECT = "reject"  #: refuse with session_busy (default)
+    ENQUEUE = "enqueue"  #: wait as ready; runs in submission order
+    INTERRUPT = "interrupt"  #: cancel the active run, then start
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """Why a run or step failed."""
+
+    type: str
+    message: str
+    #: The step the error happened in, when known.
+    step_id: str | None = None
+
+    @classmethod
+    def of(cls, exc: BaseException, step_id: str | None = None) -> ErrorInfo:
+        return cls(type=type(exc).__name__, message=str(exc) or type(exc).__name__, step_id=step_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One task in a session, with its own status, times, steps, memory and error."""
+
+    id: str
+    session_id: str
+    owner: str
+    #: 1, 2, 3 … within the session.
+    seq: int
+    agent: str
+    goal: str
+    status: RunStatus
+    created_at: datetime
+    updated_at: datetime
+    input: dict[str, Any] = field(default_factory=dict)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    error: ErrorInfo | None = None
+    output: Any = None
+    usage: Usage = ZERO_USAGE
+    #: 1 for the first execution; the reaper's retries count up.
+    attempt: int = 1
+    max_attempts: int = 1
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timeout_seconds: float | None = None
+    #: How long the run may wait for a person before it ends timed_out.
+    wait_timeout_seconds: float | None = None
+    idempotency_key: str | None = None
+    #: What a waiting run waits for: {"kind": "input"|"approval", "prompt": …, "step_id": …}.
+    waiting_for: dict[str, Any] | None = None
+    #: The assembled context the run started from.
+    context: dict[str, Any] | None = None
+    #: Worker holding the run's lease while it executes.
+    worker_id: str | None = None
+    lease_expires_at: datetime | None = None
+    #: Runs the worker may start at or after this moment (delayed start).
+    not_before: datetime | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in RUN_TERMINAL
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in RUN_ACTIVE
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return (self.ended_at - self.started_at).total_seconds()

@@ -1,0 +1,76 @@
+"""Plain-JSON forms of the core records, for storage payloads and the wire.
+
+``to_data`` turns a record into JSON-ready dicts (times as ISO 8601 UTC, enums as their values);
+``from_data`` rebuilds a record from such a dict using the record's type hints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from datetime import datetime
+from enum import Enum
+from typing import Any, TypeVar
+
+from tether.core.clock import from_iso, to_iso
+from tether.core.usage import Usage
+
+T = TypeVar("T")
+
+
+def to_data(value: Any) -> Any:
+    """A JSON-ready form of a record, list, dict, enum or time."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, Usage):
+            out["total_tokens"] = value.total_tokens
+        return out
+    if isinstance(value, datetime):
+        return to_iso(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [to_data(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_data(v) for k, v in value.items()}
+    return value
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
+
+
+def from_data(cls: type[T], data: dict[str, Any]) -> T:
+    """Rebuild a record of type cls from what to_data produced (unknown keys are ignored)."""
+    hints = _hints(cls)
+    kwargs = {
+        f.name: _convert(hints[f.name], data[f.name])
+        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if f.name in data
+    }
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _convert(args[0], value) if len(args) == 1 else value
+    if origin is tuple:
+        return tuple(value)
+    if hint is datetime:
+        return from_iso(value)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return hint(value)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return from_data(hint, value)
+    return value

@@ -1,0 +1,55 @@
+"""The Session record: the long conversation that owns what its runs share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from tether.core.status import SessionStatus
+from tether.core.usage import ZERO_USAGE, Usage
+
+#: Sessions expire after 30 days without activity unless told otherwise.
+DEFAULT_TTL_SECONDS = 30 * 24 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A long conversation: messages, project context, memory and the tool history of its runs."""
+
+    id: str
+    owner: str
+    title: str | None
+    status: SessionStatus
+    created_at: datetime
+    updated_at: datetime
+    #: Last message, run created, run event or memory write; expiry counts from here.
+    last_activity_at: datetime
+    #: Seconds without activity before the session expires; None = never.
+    ttl_seconds: int | None = DEFAULT_TTL_SECONDS
+    metadata: dict[str, Any] = field(default_factory=dict)
+    #: Project context every run starts from (e.g. the workspace).
+    context: dict[str, Any] = field(default_factory=dict)
+    closed_at: datetime | None = None
+    run_count: int = 0
+    usage: Usage = ZERO_USAGE
+
+    @property
+    def expires_at(self) -> datetime | None:
+        """When the session expires if nothing happens, or None if it never does."""
+        if self.ttl_seconds is None or self.status is not SessionStatus.ACTIVE:
+            return None
+        return self.last_activity_at + timedelta(seconds=self.ttl_seconds)
+
+    def is_expired_at(self, now: datetime) -> bool:
+        """True when the session is (or by now would be) expired."""
+        if self.status is SessionStatus.EXPIRED:
+            return True
+        expires = self.expires_at
+        return expires is not None and now >= expires
+
+    def as_of(self, now: datetime) -> Session:
+        """The session as it stands at now: expiry is exact on every read."""
+        if self.status is SessionStatus.ACTIVE and self.is_expired_at(now):
+            return replace(self, status=SessionStatus.EXPIRED)
+        return self

@@ -1,0 +1,197 @@
+"""Assemble the context a run starts from, within a token budget, at a cost that does not grow
+with the length of the session.
+
+Parts, in order of priority: the project context, session memory, user memory, summaries of
+earlier runs, recent tool calls, and the newest conversation messages that still fit (a tool call
+and its results are kept or dropped together). Every read is bounded by an index and a limit.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from tether.core.clock import to_iso
+from tether.core.memory import MemoryScope
+from tether.core.message import Message, Role
+from tether.core.run import Run
+from tether.core.session import Session
+from tether.core.step import Step
+from tether.store.base import Store
+
+DEFAULT_BUDGET_TOKENS = 8000
+#: Share of the budget each bounded part may take at most; messages get what is left.
+_SHARES = {"memory": 0.25, "runs": 0.15, "tools": 0.15}
+_MAX_MEMORY_ITEMS = 200
+_MAX_RUNS = 10
+_MAX_TOOL_CALLS = 20
+_MESSAGE_PAGE = 64
+_MAX_MESSAGE_PAGES = 16
+_SNIPPET_CHARS = 400
+
+
+def estimate_tokens(value: Any) -> int:
+    """A model-independent estimate: about four characters of JSON per token."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return max(1, (len(text) + 3) // 4)
+
+
+def _snip(value: Any, limit: int = _SNIPPET_CHARS) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= limit:
+        return value
+    return text[:limit] + f"… [{len(text) - limit} more characters]"
+
+
+class _Budget:
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.used = 0
+
+    def take(self, value: Any, cap: int | None = None) -> bool:
+        cost = estimate_tokens(value)
+        limit = self.total if cap is None else min(self.total, cap)
+        if self.used + cost > limit:
+            return False
+        self.used += cost
+        return True
+
+
+async def assemble_context(
+    store: Store,
+    session: Session,
+    *,
+    budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+    exclude_run_id: str | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """The context the next run of session starts from (a JSON-ready dict)."""
+    budget = _Budget(budget_tokens)
+    # The project context may take at most a quarter of the budget (about 4 characters a token).
+    project = _snip(session.context, budget_tokens) if session.context else {}
+    budget.take(project)
+
+    part_cap = budget.used
+    session_memory: list[dict[str, Any]] = []
+    user_memory: list[dict[str, Any]] = []
+    memory_cap = part_cap + int(budget_tokens * _SHARES["memory"])
+    scopes = (
+        (MemoryScope.SESSION, session.id, session_memory),
+        (MemoryScope.USER, session.owner, user_memory),
+    )
+    for scope, scope_id, bucket in scopes:
+        items = await store.list_memory(scope=scope, scope_id=scope_id, limit=_MAX_MEMORY_ITEMS)
+        for item in items:
+            entry = {"key": item.key, "value": _snip(item.value)}
+            if item.namespace:
+                entry["namespace"] = list(item.namespace)
+            if item.source_run_id:
+                entry["source_run_id"] = item.source_run_id
+            if budget.take(entry, memory_cap):
+                bucket.append(entry)
+
+    runs_cap = budget.used + int(budget_tokens * _SHARES["runs"])
+    page = await store.list_runs(session_id=session.id, limit=_MAX_RUNS + 1, newest_first=True)
+    earlier = []
+    for run in page.data:
+        if run.id == exclude_run_id:
+            continue
+        summary = _run_summary(run)
+        if not budget.take(summary, runs_cap):
+            break
+        earlier.append(summary)
+        if len(earlier) == _MAX_RUNS:
+            break
+    earlier.reverse()
+
+    tools_cap = budget.used + int(budget_tokens * _SHARES["tools"])
+    calls = await store.list_tool_calls(
+        session_id=session.id, limit=_MAX_TOOL_CALLS, newest_first=True
+    )
+    recent_tools = []
+    for step in calls.data:
+        entry = _tool_summary(step)
+        if not budget.take(entry, tools_cap):
+            break
+        recent_tools.append(entry)
+    recent_tools.reverse()
+
+    messages, older = await _newest_messages(store, session.id, budget)
+    return {
+        "session_id": session.id,
+        "assembled_at": to_iso(now),
+        "budget_tokens": budget_tokens,
+        "used_tokens": budget.used,
+        "project": project,
+        "session_memory": session_memory,
+        "user_memory": user_memory,
+        "earlier_runs": earlier,
+        "recent_tool_calls": recent_tools,
+        "messages": messages,
+        "older_messages_omitted": older,
+    }
+
+
+def _run_summary(run: Run) -> dict[str, Any]:
+    summary: dict[str, Any] = {
+        "run_id": run.id,
+        "seq": run.seq,
+        "goal": _snip(run.goal, 200),
+        "agent": run.agent,
+        "status": run.status.value,
+    }
+    if run.error is not None:
+        summary["error"] = f"{run.error.type}: {_snip(run.error.message, 200)}"
+    elif run.output is not None:
+        summary["output"] = _snip(run.output)
+    return summary
+
+
+def _tool_summary(step: Step) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "run_id": step.run_id,
+        "tool": step.name,
+        "status": step.status.value,
+        "input": _snip((step.input or {}).get("arguments", step.input), 200),
+    }
+    if step.error is not None:
+        entry["error"] = _snip(step.error.message, 200)
+    else:
+        entry["output"] = _snip(step.output, 200)
+    return entry
+
+
+def _message_entry(message: Message) -> dict[str, Any]:
+    entry: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    for key in ("tool_calls", "tool_call_id", "name"):
+        if key in message.metadata:
+            entry[key] = message.metadata[key]
+    return entry
+
+
+async def _newest_messages(
+    store: Store, session_id: str, budget: _Budget
+) -> tuple[list[dict[str, Any]], bool]:
+    """Newest messages that fit, oldest first; True if older ones were left out."""
+    kept: list[dict[str, Any]] = []
+    group: list[dict[str, Any]] = []  # tool results waiting for the call that asked for them
+    before: int | None = None
+    for _ in range(_MAX_MESSAGE_PAGES):
+        page = await store.list_messages(
+            session_id, limit=_MESSAGE_PAGE, before_seq=before, newest_first=True
+        )
+        if not page:
+            return list(reversed(kept)), False
+        for message in page:
+            entry = _message_entry(message)
+            if message.role is Role.TOOL:
+                group.append(entry)
+                continue
+            unit = [*group, entry] if group else [entry]
+            group = []
+            if not budget.take(unit):
+                return list(reversed(kept)), True
+            kept.extend(unit)
+        before = page[-1].seq
+    return list(reversed(kept)), True

@@ -1,0 +1,205 @@
+"""Execute one claimed run: build its context, call its agent, record how it ended.
+
+While the agent runs, a keeper task renews the lease and watches the run; if the run is
+cancelled, reaped or finished elsewhere, the agent is cancelled within ``watch_interval``
+(immediately when the change happened in this process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from tether.core.clock import Clock
+from tether.core.errors import LeaseLost, StoreError, TetherError
+from tether.core.memory import MemoryScope
+from tether.core.run import ErrorInfo, Run
+from tether.core.serde import to_data
+from tether.core.status import RunStatus
+from tether.runtime.agent import AgentRegistry
+from tether.runtime.context_assembly import assemble_context
+from tether.runtime.models.base import Model
+from tether.runtime.run_context import RunContext, RunSuspended
+from tether.runtime.settings import RuntimeSettings
+from tether.store.base import Store
+from tether.store.changes import run_topic
+
+log = logging.getLogger("tether.executor")
+
+ModelResolver = Callable[[Run], Model | None]
+
+
+class Executor:
+    """Runs claimed runs to their end (or to waiting)."""
+
+    def __init__(
+        self,
+        store: Store,
+        agents: AgentRegistry,
+        *,
+        clock: Clock,
+        settings: RuntimeSettings,
+        worker_id: str,
+        models: ModelResolver | None = None,
+    ) -> None:
+        self._store = store
+        self._agents = agents
+        self._clock = clock
+        self._settings = settings
+        self._worker_id = worker_id
+        self._models = models
+
+    async def execute(self, run: Run) -> None:
+        """Drive run to a terminal status or to waiting. Cancelling this coroutine (worker
+        shutdown past its grace period) hands the run back to the queue."""
+        lost = asyncio.Event()
+        agent_task = asyncio.create_task(self._drive(run), name=f"run {run.id}")
+        keeper = asyncio.create_task(self._keep(run, agent_task, lost), name=f"keeper {run.id}")
+        try:
+            await asyncio.shield(agent_task)
+        except asyncio.CancelledError:
+            if lost.is_set():
+                return  # cancelled, reaped or finished elsewhere: nothing left to record
+            if not agent_task.done():
+                agent_task.cancel()
+                with contextlib.suppress(BaseException):
+                    await agent_task
+                with contextlib.suppress(TetherError):
+                    await self._store.release_run(
+                        run.id, worker_id=self._worker_id, now=self._clock.now()
+                    )
+            raise
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+
+    async def _keep(self, run: Run, agent_task: asyncio.Task[None], lost: asyncio.Event) -> None:
+        """Renew the lease and cancel the agent once the run is no longer ours."""
+        settings = self._settings
+        renew_every = settings.lease_seconds / 3
+        loop = asyncio.get_running_loop()
+        next_renewal = loop.time() + renew_every
+        while not agent_task.done():
+            cursor = self._store.changes.cursor()
+            await self._store.changes.wait(
+                [run_topic(run.id)], settings.watch_interval, since=cursor
+            )
+            try:
+                if loop.time() >= next_renewal:
+                    current = await self._store.renew_lease(
+                        run.id,
+                        worker_id=self._worker_id,
+                        now=self._clock.now(),
+                        lease_seconds=settings.lease_seconds,
+                    )
+                    next_renewal = loop.time() + renew_every
+                else:
+                    current = await self._store.get_run(run.id)
+            except StoreError as exc:  # the database hiccuped: the lease outlives it
+                log.warning("lease check failed for run %s: %s", run.id, exc)
+                continue
+            still_ours = (
+                current is not None
+                and current.status is RunStatus.RUNNING
+                and current.worker_id == self._worker_id
+            )
+            if not still_ours and not agent_task.done():
+                lost.set()
+                agent_task.cancel()
+                return
+
+    async def _drive(self, run: Run) -> None:
+        try:
+            ctx = await self._prepare(run)
+        except LeaseLost:
+            return
+        except Exception as exc:
+            await self._finish(run, RunStatus.FAILED, error=ErrorInfo.of(exc))
+            return
+        timeout = run.timeout_seconds
+        try:
+            async with asyncio.timeout(timeout) as deadline:
+                output = await self._agents.get(run.agent)(ctx)
+            await ctx.flush()
+        except RunSuspended:
+            with contextlib.suppress(Exception):
+                await ctx.flush()
+            return
+        except LeaseLost:
+            return
+        except TimeoutError as exc:
+            if deadline.expired():
+                await self._finish(
+                    run,
+                    RunStatus.TIMED_OUT,
+                    error=ErrorInfo("timeout", f"the run exceeded its {timeout:g} s timeout"),
+                )
+            else:
+                await self._finish(
+                    run, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id)
+                )
+            return
+        except Exception as exc:
+            log.info("run %s failed: %s: %s", run.id, type(exc).__name__, exc)
+            await self._finish(run, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id))
+            return
+        try:
+            await self._finish(run, RunStatus.COMPLETED, output=to_data(output))
+        except TypeError as exc:
+            await self._finish(
+                run,
+                RunStatus.FAILED,
+                error=ErrorInfo("TypeError", f"the agent's output is not JSON: {exc}"),
+            )
+
+    async def _prepare(self, run: Run) -> RunContext:
+        store = self._store
+        self._agents.get(run.agent)  # fail early, before any context work, if it is unknown
+        session = await store.get_session(run.session_id)
+        if session is None:
+            raise LeaseLost(f"session {run.session_id} is gone")
+        context = run.context
+        if context is None:
+            context = await assemble_context(
+                store,
+                session,
+                budget_tokens=self._settings.context_budget_tokens,
+                exclude_run_id=run.id,
+                now=self._clock.now(),
+            )
+            run = await store.update_run(
+                run.id, worker_id=self._worker_id, now=self._clock.now(), context=context
+            )
+        memory = {
+            MemoryScope.RUN: await store.list_memory(scope=MemoryScope.RUN, scope_id=run.id),
+            MemoryScope.SESSION: await store.list_memory(
+                scope=MemoryScope.SESSION, scope_id=session.id
+            ),
+            MemoryScope.USER: await store.list_memory(scope=MemoryScope.USER, scope_id=run.owner),
+        }
+        return RunContext(
+            store=store,
+            clock=self._clock,
+            run=run,
+            session=session,
+            worker_id=self._worker_id,
+            recorded=await store.list_steps(run.id),
+            context=context,
+            memory=memory,
+            model=self._models(run) if self._models else None,
+        )
+
+    async def _finish(
+        self, run: Run, status: RunStatus, *, output: Any = None, error: ErrorInfo | None = None
+    ) -> None:
+        kwargs: dict[str, Any] = {"error": error}
+        if status is RunStatus.COMPLETED:
+            kwargs["output"] = output
+        with contextlib.suppress(LeaseLost):
+            await self._store.finish_run(
+                run.id, worker_id=self._worker_id, status=status, now=self._clock.now(), **kwargs
+            )

@@ -1,0 +1,43 @@
+"""ScriptedModel: replies from a script, for tests; fails loudly on surprises."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tether.runtime.models.base import ModelResponse
+
+Reply = ModelResponse | Callable[[list[dict[str, Any]]], ModelResponse]
+
+
+class UnexpectedRequest(AssertionError):
+    """The model was asked for more replies than its script holds."""
+
+
+class UnconsumedResponses(AssertionError):
+    """The script still holds replies nobody asked for."""
+
+
+class ScriptedModel:
+    """Answers each request with the next scripted reply (or what a scripted function returns)."""
+
+    def __init__(self, replies: Sequence[Reply], *, name: str = "scripted") -> None:
+        self.name = name
+        self._replies = list(replies)
+        self.requests: list[list[dict[str, Any]]] = []
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> ModelResponse:
+        self.requests.append(list(messages))
+        if not self._replies:
+            raise UnexpectedRequest(
+                f"{self.name}: request {len(self.requests)} has no scripted reply"
+            )
+        reply = self._replies.pop(0)
+        return reply(messages) if callable(reply) else reply
+
+    def assert_consumed(self) -> None:
+        """Raise if scripted replies were never asked for."""
+        if self._replies:
+            raise UnconsumedResponses(f"{self.name}: {len(self._replies)} replies never used")

@@ -1,0 +1,529 @@
+"""RunContext: what an agent works with — goal, input, context, memory, tools, model, steps.
+
+Every step the agent records gets a *position* (1, 2, 3 … in the order the agent's code asks for
+them). When a run is resumed or retried, its agent runs again from the top and each position
+that was already recorded is replayed from the store instead of executed: a completed tool call
+is never repeated, a model is not asked twice, a person is not asked twice. Agents must therefore
+be deterministic given their recorded step results (wall-clock time, randomness and I/O belong in
+steps). A tool call whose result was never recorded (the worker died mid-call) is ``in_doubt``:
+the agent is told instead of the call being repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from tether.core.clock import Clock
+from tether.core.errors import ModelError
+from tether.core.memory import MemoryItem, MemoryScope
+from tether.core.message import Role
+from tether.core.run import ErrorInfo, Run
+from tether.core.serde import from_data, to_data
+from tether.core.session import Session
+from tether.core.status import StepStatus
+from tether.core.step import Step, StepKind
+from tether.core.usage import Usage
+from tether.runtime.models.base import Model, ModelResponse, ToolCall
+from tether.runtime.tools import Tool, ToolError, ToolRegistry
+from tether.store.base import Store
+
+
+class RunSuspended(BaseException):
+    """The run is now waiting for a person; unwinds the agent (never caught by ``except
+    Exception``)."""
+
+
+class ToolInDoubt(Exception):
+    """A tool call's outcome is unknown: it started, but its result was never recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What a tool call gave: an output, or an error message for the model."""
+
+    ok: bool
+    output: Any = None
+    error: str | None = None
+    in_doubt: bool = False
+    step_id: str | None = None
+
+    def for_model(self) -> str:
+        """The text a model is shown as the call's result."""
+        if self.ok:
+            return self.output if isinstance(self.output, str) else _json_text(self.output)
+        return f"ERROR: {self.error}"
+
+
+_APPROVALS = {"y", "yes", "ok", "approve", "approved", "true", "allow"}
+
+
+class StepHandle:
+    """The step a ``ctx.step()`` block records; ``replayed`` blocks should skip their work."""
+
+    def __init__(self, recorded: Step | None) -> None:
+        self.step = recorded
+        self.replayed = recorded is not None
+        self.output: Any = None if recorded is None else recorded.output
+        self.usage: Usage | None = None
+
+
+class MemoryView:
+    """One memory scope as a mapping. Reads come from a snapshot taken when the run (re)started
+    plus this run's own writes; writes are persisted in order before the agent's next step."""
+
+    def __init__(
+        self, ctx: RunContext, scope: MemoryScope, scope_id: str, items: list[MemoryItem]
+    ) -> None:
+        self._ctx = ctx
+        self._scope = scope
+        self._scope_id = scope_id
+        self._items: dict[str, Any] = {i.key: i.value for i in items if not i.namespace}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._items[key] = value
+        self._ctx._enqueue_write(
+            lambda: self._ctx._store.put_memory(
+                scope=self._scope,
+                scope_id=self._scope_id,
+                key=key,
+                value=value,
+                owner=self._ctx.run.owner,
+                now=self._ctx._clock.now(),
+                source_run_id=self._ctx.run.id,
+            )
+        )
+
+    def __delitem__(self, key: str) -> None:
+        del self._items[key]
+        self._ctx._enqueue_write(
+            lambda: self._ctx._store.delete_memory(
+                scope=self._scope,
+                scope_id=self._scope_id,
+                key=key,
+                owner=self._ctx.run.owner,
+                now=self._ctx._clock.now(),
+            )
+        )
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._items.get(key, default)
+
+    def items(self) -> list[tuple[str, Any]]:
+        return list(self._items.items())
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._items)
+
+
+class Memory:
+    """The three scopes an agent sees, and promotion from run to session."""
+
+    def __init__(self, ctx: RunContext, run: MemoryView, session: MemoryView, user: MemoryView):
+        self._ctx = ctx
+        self.run = run
+        self.session = session
+        self.user = user
+
+    async def promote(self, key: str, *, as_key: str | None = None) -> MemoryItem:
+        """Copy this run's working-memory item into session memory (recorded with this run)."""
+        await self._ctx.flush()
+        item = await self._ctx._store.promote_memory(
+            run_id=self._ctx.run.id,
+            key=key,
+            owner=self._ctx.run.owner,
+            now=self._ctx._clock.now(),
+            as_key=as_key,
+        )
+        self.session._items[item.key] = item.value
+        return item
+
+
+class RunContext:
+    """Everything an agent gets for one run."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        clock: Clock,
+        run: Run,
+        session: Session,
+        worker_id: str,
+        recorded: list[Step],
+        context: dict[str, Any],
+        memory: dict[MemoryScope, list[MemoryItem]],
+        tools: ToolRegistry | None = None,
+        model: Model | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self.run = run
+        self.session = session
+        self.worker_id = worker_id
+        #: The assembled context the run started from (DESIGN: Context).
+        self.context = context
+        self.tools = tools or ToolRegistry()
+        self.model = model
+        self._recorded: dict[int, Step] = {}
+        for step in recorded:  # the latest attempt at each position wins
+            self._recorded[step.position] = step
+        self._position = 0
+        self._writes: asyncio.Task[None] | None = None
+        self._messages_sent = 0
+        self.memory = Memory(
+            self,
+            MemoryView(self, MemoryScope.RUN, run.id, memory.get(MemoryScope.RUN, [])),
+            MemoryView(self, MemoryScope.SESSION, session.id, memory.get(MemoryScope.SESSION, [])),
+            MemoryView(self, MemoryScope.USER, run.owner, memory.get(MemoryScope.USER, [])),
+        )
+        #: The step the most recent failure happened in (for the run's error).
+        self.failed_step_id: str | None = None
+
+    # -- convenience ---------------------------------------------------------------------------
+
+    @property
+    def goal(self) -> str:
+        return self.run.goal
+
+    @property
+    def input(self) -> dict[str, Any]:
+        return self.run.input
+
+    def now(self) -> Any:
+        return self._clock.now()
+
+    # -- ordered background writes -------------------------------------------------------------
+
+    def _enqueue_write(self, write: Callable[[], Awaitable[Any]]) -> None:
+        previous = self._writes
+
+        async def chained() -> None:
+            if previous is not None:
+                await previous
+            await write()
+
+        self._writes = asyncio.get_running_loop().create_task(chained())
+
+    async def flush(self) -> None:
+        """Wait until every memory write made so far is committed (raising its error, if any)."""
+        if self._writes is not None:
+            writes, self._writes = self._writes, None
+            await writes
+
+    # -- replay --------------------------------------------------------------------------------
+
+    def _next(self) -> tuple[int, Step | None]:
+        """The next position and what was recorded there before, if it is to be replayed."""
+        self._position += 1
+        step = self._recorded.get(self._position)
+        if step is None or step.status is StepStatus.RUNNING:
+            return self._position, None
+        if step.status is StepStatus.FAILED and step.error and step.error.type == "interrupted":
+            return self._position, None  # interrupted by a crash, not a result: run it again
+        return self._position, step
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def step(
+        self, kind: StepKind | str, name: str, input: Any = None
+    ) -> AsyncIterator[StepHandle]:
+        """Record a block of work as one step: started on entry, completed with
+        ``handle.output`` on exit, failed if the block raises. On replay, handle.replayed is
+        True and handle.output holds the recorded output."""
+        await self.flush()
+        position, recorded = self._next()
+        if recorded is not None:
+            yield StepHandle(recorded)
+            return
+        step = await self._store.start_step(
+            run_id=self.run.id,
+            worker_id=self.worker_id,
+            position=position,
+            kind=StepKind(kind),
+            name=name,
+            input=to_data(input),
+            now=self._clock.now(),
+        )
+        handle = StepHandle(None)
+        handle.step = step
+        try:
+            yield handle
+        except Exception as exc:
+            self.failed_step_id = step.id
+            await self._store.finish_step(
+                step.id,
+                worker_id=self.worker_id,
+                status=StepStatus.FAILED,
+                now=self._clock.now(),
+                error=ErrorInfo.of(exc, step_id=step.id),
+                usage=handle.usage,
+            )
+            raise
+        await self.flush()
+        handle.step = await self._store.finish_step(
+            step.id,
+            worker_id=self.worker_id,
+            status=StepStatus.COMPLETED,
+            now=self._clock.now(),
+            output=to_data(handle.output),
+            usage=handle.usage,
+        )
+
+    async def note(self, name: str, data: Any = None) -> Step | None:
+        """Record a note step (one write); None when replayed."""
+        await self.flush()
+        position, recorded = self._next()
+        if recorded is not None:
+            return None
+        return await self._store.record_step(
+            run_id=self.run.id,
+            worker_id=self.worker_id,
+            position=position,
+            kind=StepKind.NOTE,
+            name=name,
+            input=to_data(data),
+            now=self._clock.now(),
+        )
+
+    async def say(self, content: str, *, role: Role = Role.ASSISTANT, **metadata: Any) -> None:
+        """Add a message to the session's conversation, recorded as a message step."""
+        await self.flush()
+        position, recorded = self._next()
+        if recorded is not None:
+            return
+        await self._store.record_step(
+            run_id=self.run.id,
+            worker_id=self.worker_id,
+            position=position,
+            kind=StepKind.MESSAGE,
+            name=f"{role.value}_message",
+            input={"role": role.value, "content": content},
+            now=self._clock.now(),
+            message=(role, content, to_data(metadata)),
+        )
+
+    async def tool_history(
+        self, *, tool: str | None = None, limit: int = 200
+    ) -> list[dict[str, Any]]:
+        """The session's tool calls across all its runs (newest limit, oldest first)."""
+        page = await self._store.list_tool_calls(
+            session_id=self.session.id, tool=tool, limit=limit, newest_first=True
+        )
+        return [
+            {
+                "run_id": step.run_id,
+                "tool": step.name,
+                "status": step.status.value,
+                "arguments": (step.input or {}).get("arguments"),
+                "error": step.error.message if step.error else None,
+                "at": to_data(step.started_at),
+            }
+            for step in reversed(page.data)
+        ]
+
+    async def set_output(self, output: Any) -> None:
+        """Record partial output now (kept if the run is cancelled or fails later)."""
+        await self.flush()
+        self.run = await self._store.update_run(
+            self.run.id, worker_id=self.worker_id, now=self._clock.now(), output=to_data(output)
+        )
+
+    # -- waiting for a person --------------------------------------------------------------------
+
+    async def wait_for_input(self, prompt: str, **details: Any) -> Any:
+        """Suspend the run until a person resumes it; returns what they sent."""
+        return await self._wait("input", prompt, details)
+
+    async def _wait(self, kind: str, prompt: str, details: dict[str, Any]) -> Any:
+        await self.flush()
+        position, recorded = self._next()
+        if recorded is not None:
+            return (recorded.output or {}).get("input")
+        step = await self._store.start_step(
+            run_id=self.run.id,
+            worker_id=self.worker_id,
+            position=position,
+            kind=StepKind.MESSAGE,
+            name=f"wait_for_{kind}",
+            input={"prompt": prompt, **to_data(details)},
+            now=self._clock.now(),
+        )
+        self.run = await self._store.suspend_run(
+            self.run.id,
+            worker_id=self.worker_id,
+            now=self._clock.now(),
+            waiting_for={"kind": kind, "prompt": prompt, "step_id": step.id, **to_data(details)},
+        )
+        raise RunSuspended(prompt)
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    async def tool(self, name: str, /, **arguments: Any) -> Any:
+        """Call a tool, recorded as one step; raises ToolError or ToolInDoubt."""
+        outcome = await self.call_tool(name, arguments)
+        if outcome.in_doubt:
+            raise ToolInDoubt(outcome.error)
+        if not outcome.ok:
+            raise ToolError(outcome.error)
+        return outcome.output
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], *, call_id: str | None = None
+    ) -> ToolOutcome:
+        """Call a tool, recorded as one step (call and result together); never raises for the
+        tool's own failures — they come back as a ToolOutcome for the model."""
+        found = self.tools.get(name)
+        if found is not None and found.needs_approval:
+            answer = await self._wait(
+                "approval",
+                f"Allow {name}({_json_text(arguments)})?",
+                {"tool": name, "arguments": arguments},
+            )
+            if not _approved(answer):
+                return ToolOutcome(ok=False, error=f"a person declined the call to {name}")
+        await self.flush()
+        position, recorded = self._next()
+        if recorded is not None:
+            return _outcome_of(recorded)
+        step = await self._store.start_step(
+            run_id=self.run.id,
+            worker_id=self.worker_id,
+            position=position,
+            kind=StepKind.TOOL_CALL,
+            name=name,
+            input={"arguments": to_data(arguments), "call_id": call_id},
+            now=self._clock.now(),
+        )
+        outcome = await self._invoke(found, name, arguments)
+        await self.flush()
+        await self._store.finish_step(
+            step.id,
+            worker_id=self.worker_id,
+            status=StepStatus.COMPLETED if outcome.ok else StepStatus.FAILED,
+            now=self._clock.now(),
+            output=to_data(outcome.output) if outcome.ok else None,
+            error=None if outcome.ok else ErrorInfo("ToolError", outcome.error or "", step.id),
+        )
+        return ToolOutcome(outcome.ok, outcome.output, outcome.error, step_id=step.id)
+
+    async def _invoke(
+        self, found: Tool | None, name: str, arguments: dict[str, Any]
+    ) -> ToolOutcome:
+        if found is None:
+            known = ", ".join(t.name for t in self.tools) or "none"
+            return ToolOutcome(ok=False, error=f"no tool named {name!r} (available: {known})")
+        try:
+            return ToolOutcome(ok=True, output=await found.invoke(arguments))
+        except ToolError as exc:
+            return ToolOutcome(ok=False, error=str(exc))
+
+    # -- models --------------------------------------------------------------------------------
+
+    async def complete(
+        self, messages: list[dict[str, Any]], *, model: Model | None = None
+    ) -> ModelResponse:
+        """Ask the model for its next reply, recorded as a model_call step with its usage."""
+        chosen = model or self.model
+        if chosen is None:
+            raise ModelError("this run has no model configured")
+        await self.flush()
+        position, recorded = self._next()
+        new_messages = messages[self._messages_sent :]
+        self._messages_sent = len(messages)
+        if recorded is not None:
+            if recorded.status is not StepStatus.COMPLETED:
+                raise ModelError(recorded.error.message if recorded.error else "model call failed")
+            return _response_of(recorded.output)
+        step = await self._store.start_step(
+            run_id=self.run.id,
+            worker_id=self.worker_id,
+            position=position,
+            kind=StepKind.MODEL_CALL,
+            name=chosen.name,
+            # Only what is new since the previous call: recording the whole transcript on every
+            # call would grow quadratically with the run.
+            input={"messages": to_data(new_messages), "message_count": len(messages)},
+            now=self._clock.now(),
+        )
+        try:
+            response = await chosen.complete(messages, self.tools.specs())
+        except Exception as exc:
+            self.failed_step_id = step.id
+            await self._store.finish_step(
+                step.id,
+                worker_id=self.worker_id,
+                status=StepStatus.FAILED,
+                now=self._clock.now(),
+                error=ErrorInfo.of(exc, step_id=step.id),
+            )
+            raise
+        await self._store.finish_step(
+            step.id,
+            worker_id=self.worker_id,
+            status=StepStatus.COMPLETED,
+            now=self._clock.now(),
+            output=to_data(response),
+            usage=response.usage,
+        )
+        return response
+
+
+def _approved(answer: Any) -> bool:
+    if isinstance(answer, dict):
+        answer = answer.get("approved", answer.get("text", ""))
+    if isinstance(answer, bool):
+        return answer
+    return str(answer).strip().lower() in _APPROVALS
+
+
+def _outcome_of(step: Step) -> ToolOutcome:
+    if step.status is StepStatus.IN_DOUBT:
+        return ToolOutcome(
+            ok=False,
+            in_doubt=True,
+            step_id=step.id,
+            error=(
+                f"the earlier call to {step.name} started but its result was never recorded "
+                "(the worker running it was lost): it may or may not have taken effect — "
+                "check before repeating it"
+            ),
+        )
+    if step.status is StepStatus.COMPLETED:
+        return ToolOutcome(ok=True, output=step.output, step_id=step.id)
+    return ToolOutcome(
+        ok=False, error=step.error.message if step.error else "failed", step_id=step.id
+    )
+
+
+def _response_of(output: dict[str, Any]) -> ModelResponse:
+    calls = [from_data(ToolCall, c) for c in output.get("tool_calls", [])]
+    usage = from_data(Usage, output.get("usage") or {})
+    return ModelResponse(
+        content=output.get("content"),
+        tool_calls=calls,
+        usage=usage,
+        model=output.get("model", ""),
+        finish_reason=output.get("finish_reason"),
+    )
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

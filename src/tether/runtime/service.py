@@ -1,0 +1,529 @@
+"""Service: the library API of tether, in one async facade over a Store.
+
+Every edge (the sync facade, the HTTP API, the CLI, the UI) is a thin layer over this class. It
+validates input, applies exact expiry on reads, scopes everything to one owner, and leaves
+atomicity to the store. ``for_owner`` gives the same service seen by another owner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+from tether.core.clock import Clock, SystemClock
+from tether.core.errors import NotFound, UsageError
+from tether.core.event import Event
+from tether.core.ids import is_id, new_id
+from tether.core.memory import MemoryItem, MemoryScope
+from tether.core.message import Message, Role
+from tether.core.page import Page
+from tether.core.run import IfBusy, Run
+from tether.core.session import DEFAULT_TTL_SECONDS, Session
+from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus
+from tether.core.step import Step
+from tether.runtime import limits
+from tether.runtime.agent import AgentRegistry, default_registry
+from tether.runtime.context_assembly import assemble_context
+from tether.runtime.executor import ModelResolver
+from tether.runtime.settings import RuntimeSettings
+from tether.store.base import UNSET, Store, Unset
+from tether.store.changes import run_topic, session_topic
+from tether.store.sql.rows import decode_cursor, encode_cursor
+
+#: Run events after which a run's stream ends.
+TERMINAL_RUN_EVENTS = frozenset(f"run.{s.value}" for s in RUN_TERMINAL)
+
+
+class Service:
+    """Sessions, runs, steps, memory, tool history, context and events for one owner."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        agents: AgentRegistry | None = None,
+        clock: Clock | None = None,
+        settings: RuntimeSettings | None = None,
+        models: ModelResolver | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.store = store
+        self.agents = agents or _builtin_agents()
+        self.clock = clock or SystemClock()
+        self.settings = settings or RuntimeSettings()
+        self.models = models
+        self.owner = owner or self.settings.owner
+
+    def for_owner(self, owner: str) -> Service:
+        """The same service, acting for another owner."""
+        return Service(
+            self.store,
+            agents=self.agents,
+            clock=self.clock,
+            settings=self.settings,
+            models=self.models,
+            owner=owner,
+        )
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ttl_seconds: int | Unset | None = UNSET,
+        session_id: str | None = None,
+    ) -> Session:
+        """Open a new, active session (TTL: 30 days unless given; None = never expires)."""
+        if session_id is not None and not is_id(session_id):
+            raise UsageError(f"session id {session_id!r} is not a UUID")
+        now = self.clock.now()
+        session = Session(
+            id=session_id or new_id(),
+            owner=self.owner,
+            title=limits.title(title),
+            status=SessionStatus.ACTIVE,
+            created_at=now,
+            updated_at=now,
+            last_activity_at=now,
+            ttl_seconds=DEFAULT_TTL_SECONDS if ttl_seconds is UNSET else limits.ttl(ttl_seconds),
+            metadata=limits.mapping("metadata", metadata),
+            context=limits.mapping("context", context),
+        )
+        return await self.store.create_session(session)
+
+    async def get_session(self, session_id: str) -> Session:
+        """The session as of now (expiry is exact on read)."""
+        session = await self.store.get_session(session_id, owner=self.owner)
+        if session is None:
+            raise NotFound("session", session_id)
+        return session.as_of(self.clock.now())
+
+    async def list_sessions(
+        self,
+        *,
+        status: SessionStatus | str | None = None,
+        query: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Session]:
+        """The owner's sessions, newest activity first."""
+        now = self.clock.now()
+        page = await self.store.list_sessions(
+            owner=self.owner,
+            now=now,
+            status=limits.enum(SessionStatus, status, "status"),
+            query=query or None,
+            metadata=metadata or None,
+            limit=limits.page_size(limit),
+            cursor=cursor,
+        )
+        return Page([s.as_of(now) for s in page.data], page.next_cursor)
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: dict[str, Any] | Unset = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
+        ttl_seconds: int | Unset | None = UNSET,
+    ) -> Session:
+        """Change title, metadata, context or TTL of an active session."""
+        return await self.store.update_session(
+            session_id,
+            owner=self.owner,
+            now=self.clock.now(),
+            title=title if title is UNSET else limits.title(title),
+            metadata=metadata if metadata is UNSET else limits.mapping("metadata", metadata),
+            context=context if context is UNSET else limits.mapping("context", context),
+            ttl_seconds=ttl_seconds if ttl_seconds is UNSET else limits.ttl(ttl_seconds),
+        )
+
+    async def close_session(self, session_id: str) -> Session:
+        """Close the session (idempotent); its unfinished runs are cancelled."""
+        return await self.store.close_session(session_id, owner=self.owner, now=self.clock.now())
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete the session and everything under it."""
+        await self.store.delete_session(session_id, owner=self.owner)
+
+    async def sweep_expired(self, *, limit: int = 500) -> list[Session]:
+        """Persist the expiry of every session past its TTL (all owners), with events."""
+        swept: list[Session] = []
+        while True:
+            batch = await self.store.expire_sessions(now=self.clock.now(), limit=limit)
+            swept.extend(batch)
+            if len(batch) < limit:
+                return swept
+
+    # -- messages ------------------------------------------------------------------------------
+
+    async def add_message(
+        self,
+        session_id: str,
+        role: Role | str,
+        content: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message:
+        """Append a message to the session's conversation."""
+        return await self.store.add_message(
+            session_id=session_id,
+            owner=self.owner,
+            role=limits.enum(Role, role, "role") or Role.USER,
+            content=limits.content(content),
+            now=self.clock.now(),
+            metadata=limits.mapping("metadata", metadata),
+        )
+
+    async def list_messages(
+        self, session_id: str, *, limit: int = 100, cursor: str | None = None
+    ) -> Page[Message]:
+        """The conversation, oldest first."""
+        await self.get_session(session_id)
+        after = None if cursor is None else int(decode_cursor(cursor, 1)[0])
+        size = limits.page_size(limit)
+        rows = await self.store.list_messages(session_id, limit=size + 1, after_seq=after)
+        data = rows[:size]
+        return Page(data, encode_cursor(data[-1].seq) if len(rows) > size else None)
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    async def create_run(
+        self,
+        session_id: str,
+        goal: str,
+        *,
+        agent: str | None = None,
+        input: dict[str, Any] | None = None,
+        if_busy: IfBusy | str = IfBusy.REJECT,
+        timeout_seconds: float | None = None,
+        wait_timeout_seconds: float | None = None,
+        idempotency_key: str | None = None,
+        max_attempts: int = 1,
+        metadata: dict[str, Any] | None = None,
+        after_seconds: float | None = None,
+    ) -> Run:
+        """Accept a new run (ready) in an active session; a worker executes it."""
+        agent_name = agent or self.settings.default_agent
+        self.agents.get(agent_name)
+        now = self.clock.now()
+        run = Run(
+            id=new_id(),
+            session_id=session_id,
+            owner=self.owner,
+            seq=0,
+            agent=agent_name,
+            goal=limits.goal(goal),
+            status=RunStatus.READY,
+            created_at=now,
+            updated_at=now,
+            input=limits.mapping("input", input),
+            max_attempts=limits.positive_int("max_attempts", max_attempts, 100),
+            metadata=limits.mapping("metadata", metadata),
+            timeout_seconds=limits.seconds("timeout_seconds", timeout_seconds),
+            wait_timeout_seconds=limits.seconds("wait_timeout_seconds", wait_timeout_seconds),
+            idempotency_key=limits.key("idempotency_key", idempotency_key),
+            not_before=(
+                None
+                if not after_seconds
+                else now + timedelta(seconds=limits.seconds("after_seconds", after_seconds) or 0)
+            ),
+        )
+        created, _ = await self.store.create_run(
+            run,
+            owner=self.owner,
+            if_busy=limits.enum(IfBusy, if_busy, "if_busy") or IfBusy.REJECT,
+            now=now,
+        )
+        return created
+
+    async def get_run(self, run_id: str) -> Run:
+        run = await self.store.get_run(run_id, owner=self.owner)
+        if run is None:
+            raise NotFound("run", run_id)
+        return run
+
+    async def list_runs(
+        self,
+        session_id: str,
+        *,
+        status: RunStatus | str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        newest_first: bool = False,
+    ) -> Page[Run]:
+        """The session's runs by seq (Run 1, 2, 3 …)."""
+        await self.get_session(session_id)
+        return await self.store.list_runs(
+            session_id=session_id,
+            status=limits.enum(RunStatus, status, "status"),
+            limit=limits.page_size(limit),
+            cursor=cursor,
+            newest_first=newest_first,
+        )
+
+    async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run:
+        """Wait until the run is terminal or waiting for a person (or timeout passes); the run
+        as it then is."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        changes = self.store.changes
+        while True:
+            cursor = changes.cursor()
+            run = await self.get_run(run_id)
+            if run.is_terminal or run.status is RunStatus.WAITING:
+                return run
+            pause = self.settings.poll_interval
+            if deadline is not None:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return run
+                pause = min(pause, remaining)
+            await changes.wait([run_topic(run_id)], pause, since=cursor)
+
+    async def cancel_run(self, run_id: str, *, reason: str = "cancelled by request") -> Run:
+        """Cancel a ready, running or waiting run; InvalidTransition if it already finished."""
+        return await self.store.cancel_run(
+            run_id, owner=self.owner, now=self.clock.now(), reason=reason
+        )
+
+    async def resume_run(self, run_id: str, input: Any = None) -> Run:
+        """Continue a waiting run with what it asked for."""
+        return await self.store.resume_run(
+            run_id, owner=self.owner, now=self.clock.now(), input=input
+        )
+
+    async def delete_run(self, run_id: str) -> None:
+        """Remove a finished run and what it wrote."""
+        await self.store.delete_run(run_id, owner=self.owner)
+
+    async def list_steps(self, run_id: str) -> list[Step]:
+        await self.get_run(run_id)
+        return await self.store.list_steps(run_id)
+
+    async def list_tool_calls(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        tool: str | None = None,
+        status: StepStatus | str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        newest_first: bool = False,
+    ) -> Page[Step]:
+        """Tool history of one run, or of a whole session (aggregated over its runs)."""
+        if session_id is not None:
+            await self.get_session(session_id)
+        elif run_id is not None:
+            await self.get_run(run_id)
+        else:
+            raise UsageError("give a session_id or a run_id")
+        return await self.store.list_tool_calls(
+            session_id=session_id,
+            run_id=run_id,
+            tool=tool or None,
+            status=limits.enum(StepStatus, status, "status"),
+            limit=limits.page_size(limit),
+            cursor=cursor,
+            newest_first=newest_first,
+        )
+
+    # -- memory --------------------------------------------------------------------------------
+
+    async def list_session_memory(self, session_id: str) -> list[MemoryItem]:
+        await self.get_session(session_id)
+        return await self.store.list_memory(scope=MemoryScope.SESSION, scope_id=session_id)
+
+    async def get_session_memory(self, session_id: str, key: str) -> MemoryItem:
+        await self.get_session(session_id)
+        return _found(
+            await self.store.get_memory(scope=MemoryScope.SESSION, scope_id=session_id, key=key),
+            key,
+        )
+
+    async def set_session_memory(self, session_id: str, key: str, value: Any) -> MemoryItem:
+        return await self.store.put_memory(
+            scope=MemoryScope.SESSION,
+            scope_id=session_id,
+            key=limits.key("key", key) or "",
+            value=limits.json_value(value),
+            owner=self.owner,
+            now=self.clock.now(),
+        )
+
+    async def delete_session_memory(self, session_id: str, key: str) -> None:
+        deleted = await self.store.delete_memory(
+            scope=MemoryScope.SESSION,
+            scope_id=session_id,
+            key=key,
+            owner=self.owner,
+            now=self.clock.now(),
+        )
+        if not deleted:
+            raise NotFound("memory item", key)
+
+    async def list_run_memory(self, run_id: str) -> list[MemoryItem]:
+        await self.get_run(run_id)
+        return await self.store.list_memory(scope=MemoryScope.RUN, scope_id=run_id)
+
+    async def promote_memory(
+        self, run_id: str, key: str, *, as_key: str | None = None
+    ) -> MemoryItem:
+        """Copy a run's working-memory item into its session's memory (recorded with the run)."""
+        return await self.store.promote_memory(
+            run_id=run_id,
+            key=key,
+            owner=self.owner,
+            now=self.clock.now(),
+            as_key=limits.key("as_key", as_key),
+        )
+
+    async def list_user_memory(
+        self, *, namespace: tuple[str, ...] | None = (), limit: int = 1000, offset: int = 0
+    ) -> list[MemoryItem]:
+        return await self.store.list_memory(
+            scope=MemoryScope.USER,
+            scope_id=self.owner,
+            namespace_prefix=namespace,
+            limit=limit,
+            offset=offset,
+        )
+
+    async def get_user_memory(self, key: str, *, namespace: tuple[str, ...] = ()) -> MemoryItem:
+        return _found(
+            await self.store.get_memory(
+                scope=MemoryScope.USER, scope_id=self.owner, key=key, namespace=namespace
+            ),
+            key,
+        )
+
+    async def set_user_memory(
+        self, key: str, value: Any, *, namespace: tuple[str, ...] = ()
+    ) -> MemoryItem:
+        return await self.store.put_memory(
+            scope=MemoryScope.USER,
+            scope_id=self.owner,
+            key=limits.key("key", key) or "",
+            value=limits.json_value(value),
+            owner=self.owner,
+            now=self.clock.now(),
+            namespace=limits.namespace(namespace),
+        )
+
+    async def delete_user_memory(self, key: str, *, namespace: tuple[str, ...] = ()) -> None:
+        deleted = await self.store.delete_memory(
+            scope=MemoryScope.USER,
+            scope_id=self.owner,
+            key=key,
+            owner=self.owner,
+            now=self.clock.now(),
+            namespace=namespace,
+        )
+        if not deleted:
+            raise NotFound("memory item", key)
+
+    async def list_user_namespaces(
+        self, *, prefix: tuple[str, ...] = (), limit: int = 100, offset: int = 0
+    ) -> list[tuple[str, ...]]:
+        return await self.store.list_namespaces(
+            owner=self.owner, prefix=prefix, limit=limit, offset=offset
+        )
+
+    # -- context -------------------------------------------------------------------------------
+
+    async def get_context(
+        self, session_id: str, *, budget_tokens: int | None = None
+    ) -> dict[str, Any]:
+        """The context the session's next run would start from."""
+        session = await self.get_session(session_id)
+        budget = budget_tokens or self.settings.context_budget_tokens
+        if not 1 <= budget <= 1_000_000:
+            raise UsageError("budget_tokens must be between 1 and 1000000")
+        return await assemble_context(
+            self.store, session, budget_tokens=budget, now=self.clock.now()
+        )
+
+    # -- events --------------------------------------------------------------------------------
+
+    async def list_events(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        after_id: int | None = None,
+        limit: int = 500,
+    ) -> list[Event]:
+        await self._check_stream_target(session_id, run_id)
+        return await self.store.list_events(
+            session_id=session_id, run_id=run_id, after_id=after_id, limit=limits.page_size(limit)
+        )
+
+    async def stream_events(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        after_id: int | None = None,
+        heartbeat: float | None = None,
+    ) -> AsyncIterator[Event | None]:
+        """Events as they commit, from after after_id, each exactly once and in order. Yields
+        None every heartbeat seconds of silence. A run's stream ends after its terminal event."""
+        await self._check_stream_target(session_id, run_id)
+        topic = run_topic(run_id) if run_id else session_topic(session_id or "")
+        changes = self.store.changes
+        loop = asyncio.get_running_loop()
+        last = after_id or 0
+        quiet_since = loop.time()
+        while True:
+            cursor = changes.cursor()
+            events = await self.store.list_events(
+                session_id=session_id if run_id is None else None,
+                run_id=run_id,
+                after_id=last,
+            )
+            for event in events:
+                last = event.id
+                yield event
+                if run_id is not None and event.type in TERMINAL_RUN_EVENTS:
+                    return
+            if events:
+                quiet_since = loop.time()
+                continue
+            if run_id is not None and (await self.get_run(run_id)).is_terminal:
+                return
+            pause = self.settings.poll_interval
+            if heartbeat is not None:
+                pause = min(pause, max(0.0, quiet_since + heartbeat - loop.time()))
+            await changes.wait([topic], pause, since=cursor)
+            if heartbeat is not None and loop.time() - quiet_since >= heartbeat:
+                quiet_since = loop.time()
+                yield None
+
+    async def _check_stream_target(self, session_id: str | None, run_id: str | None) -> None:
+        if (session_id is None) == (run_id is None):
+            raise UsageError("give exactly one of session_id and run_id")
+        if session_id is not None:
+            await self.get_session(session_id)
+        else:
+            await self.get_run(run_id or "")
+
+
+def _found(item: MemoryItem | None, key: str) -> MemoryItem:
+    if item is None:
+        raise NotFound("memory item", key)
+    return item
+
+
+def _builtin_agents() -> AgentRegistry:
+    from tether.runtime import builtin
+
+    builtin.register(default_registry)
+    return default_registry

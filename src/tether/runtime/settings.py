@@ -1,0 +1,33 @@
+"""RuntimeSettings: the knobs of the service and its workers (no environment parsing here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tether.runtime.context_assembly import DEFAULT_BUDGET_TOKENS
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeSettings:
+    """How the runtime behaves; every field has a production default."""
+
+    #: Owner used by the library when no API key says otherwise.
+    owner: str = "local"
+    #: Agent a run gets when it names none.
+    default_agent: str = "echo"
+    #: Runs a worker executes at once.
+    concurrency: int = 8
+    #: A run's lease; a worker that stops renewing it for this long is considered lost.
+    lease_seconds: float = 15.0
+    #: How often a worker looks for work when nothing woke it (other processes, delayed runs).
+    poll_interval: float = 0.5
+    #: How often a run's holder checks it is still wanted (cancellation from other processes).
+    watch_interval: float = 0.25
+    #: How often the reaper looks for lost runs and passed deadlines.
+    reap_interval: float = 1.0
+    #: How often expired sessions are persisted as expired (events included).
+    sweep_interval: float = 60.0
+    #: Grace period for running runs when a worker is asked to stop.
+    shutdown_grace: float = 10.0
+    #: Token budget of the context a run starts from.
+    context_budget_tokens: int = DEFAULT_BUDGET_TOKENS

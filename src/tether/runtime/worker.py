@@ -1,0 +1,150 @@
+"""Workers: claim ready runs, execute up to N at once, reap what other workers lost.
+
+A worker runs embedded (started by the runtime or ``tether serve``) or alone (``tether
+worker``). Many workers, in one process or many, may share a store: claiming is atomic, leases
+are renewed by heartbeats, and any worker's reaper finishes the runs of a worker that died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+
+from tether.core.clock import Clock, SystemClock
+from tether.core.errors import StoreError
+from tether.core.ids import new_id
+from tether.runtime.agent import AgentRegistry
+from tether.runtime.executor import Executor, ModelResolver
+from tether.runtime.settings import RuntimeSettings
+from tether.store.base import Store
+from tether.store.changes import RUNS_TOPIC
+
+log = logging.getLogger("tether.worker")
+
+
+def default_worker_id() -> str:
+    """host:pid:random, so a reader of the database can tell who held a run."""
+    return f"{socket.gethostname()}:{os.getpid()}:{new_id()[-8:]}"
+
+
+class Worker:
+    """Claims and executes runs until stopped."""
+
+    def __init__(
+        self,
+        store: Store,
+        agents: AgentRegistry,
+        *,
+        clock: Clock | None = None,
+        settings: RuntimeSettings | None = None,
+        models: ModelResolver | None = None,
+        worker_id: str | None = None,
+        reap: bool = True,
+    ) -> None:
+        self.store = store
+        self.settings = settings or RuntimeSettings()
+        self.clock = clock or SystemClock()
+        self.worker_id = worker_id or default_worker_id()
+        self._executor = Executor(
+            store,
+            agents,
+            clock=self.clock,
+            settings=self.settings,
+            worker_id=self.worker_id,
+            models=models,
+        )
+        self._reap = reap
+        self._active: set[asyncio.Task[None]] = set()
+        self._stopping = asyncio.Event()
+        self._main: asyncio.Task[None] | None = None
+
+    @property
+    def active_runs(self) -> int:
+        return len(self._active)
+
+    def start(self) -> asyncio.Task[None]:
+        """Run in the background of the current event loop."""
+        if self._main is None:
+            self._main = asyncio.get_running_loop().create_task(self.run(), name="tether worker")
+        return self._main
+
+    async def run(self) -> None:
+        """Claim and execute until stop() is called."""
+        tasks = [asyncio.create_task(self._claim_loop(), name="claim")]
+        if self._reap:
+            tasks.append(asyncio.create_task(self._reap_loop(), name="reaper"))
+        try:
+            await self._stopping.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop claiming, let running runs finish within grace seconds, then hand the rest
+        back to the queue (they resume elsewhere, replaying what they recorded)."""
+        self._stopping.set()
+        if self._main is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._main
+        active = set(self._active)
+        if active:
+            grace = self.settings.shutdown_grace if grace is None else grace
+            _, pending = await asyncio.wait(active, timeout=grace)
+            for task in pending:
+                task.cancel()
+            for task in pending:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        log.info("worker %s stopped", self.worker_id)
+
+    async def _claim_loop(self) -> None:
+        settings = self.settings
+        changes = self.store.changes
+        while not self._stopping.is_set():
+            cursor = changes.cursor()
+            claimed = False
+            if len(self._active) < settings.concurrency:
+                try:
+                    run = await self.store.claim_run(
+                        worker_id=self.worker_id,
+                        now=self.clock.now(),
+                        lease_seconds=settings.lease_seconds,
+                    )
+                except StoreError as exc:
+                    log.warning("claiming failed, retrying: %s", exc)
+                    run = None
+                if run is not None:
+                    claimed = True
+                    task = asyncio.create_task(self._executor.execute(run), name=f"exec {run.id}")
+                    self._active.add(task)
+                    task.add_done_callback(self._done)
+            if claimed:
+                continue
+            await changes.wait([RUNS_TOPIC], settings.poll_interval, since=cursor)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._active.discard(task)
+        self.store.changes.publish([RUNS_TOPIC])  # a slot is free
+        if not task.cancelled() and task.exception() is not None:
+            log.error("run execution crashed", exc_info=task.exception())
+
+    async def _reap_loop(self) -> None:
+        settings = self.settings
+        loop = asyncio.get_running_loop()
+        next_sweep = loop.time()
+        while True:
+            try:
+                for run in await self.store.reap_runs(now=self.clock.now()):
+                    log.info("reaped run %s: now %s", run.id, run.status.value)
+                if loop.time() >= next_sweep:
+                    await self.store.expire_sessions(now=self.clock.now())
+                    next_sweep = loop.time() + settings.sweep_interval
+            except StoreError as exc:
+                log.warning("reaping failed, retrying: %s", exc)
+            await asyncio.sleep(settings.reap_interval)

@@ -1,0 +1,1 @@
+"""Persistence behind one Store protocol: SQLite (embedded, default) and PostgreSQL."""

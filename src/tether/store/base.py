@@ -1,0 +1,348 @@
+"""The Store protocol: everything tether persists, as atomic domain operations.
+
+The guarantees every backend gives are written out in docs/store-contract.md; in short:
+
+* Every method is one transaction. A state change and the event(s) describing it commit together.
+* Guards live in the transaction: a write to a closed or expired session raises SessionClosed /
+  SessionExpired; a status change not allowed by ``core.status`` raises InvalidTransition; a
+  worker writing to a run it no longer holds raises LeaseLost. Nothing is half-written.
+* At most one run per session is ``running`` or ``waiting``, enforced by the database itself.
+* Event ids increase in commit order within a session; reading ``after_id`` never skips one.
+* Times are passed in (``now``): the store never reads a clock.
+* ``owner`` arguments scope reads and writes: another owner's object is reported as missing.
+* After each commit the store publishes topics on ``changes`` (see store.changes).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Any, Final, Protocol, runtime_checkable
+
+from tether.core.event import Event
+from tether.core.memory import MemoryItem, MemoryScope
+from tether.core.message import Message, Role
+from tether.core.page import Page
+from tether.core.run import ErrorInfo, IfBusy, Run
+from tether.core.session import Session
+from tether.core.status import RunStatus, SessionStatus, StepStatus
+from tether.core.step import Step, StepKind
+from tether.core.usage import Usage
+from tether.store.changes import ChangeFeed
+
+
+class _Unset(Enum):
+    UNSET = "UNSET"
+
+
+#: "Leave this field as it is" in partial updates (None is a value).
+UNSET: Final = _Unset.UNSET
+Unset = _Unset
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Durable sessions, runs, steps, messages, memory and events."""
+
+    #: Wake-ups published after each commit.
+    changes: ChangeFeed
+    #: Where the data lives, for messages (never includes a password).
+    location: str
+
+    async def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+
+    async def schema_version(self) -> int:
+        """The migration version of the open database."""
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    async def create_session(self, session: Session) -> Session:
+        """Insert a new session (+ session.created). AlreadyExists if the id is taken."""
+
+    async def get_session(self, session_id: str, *, owner: str | None = None) -> Session | None:
+        """The stored session (expiry not applied), or None."""
+
+    async def list_sessions(
+        self,
+        *,
+        owner: str,
+        now: datetime,
+        status: SessionStatus | None = None,
+        query: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Session]:
+        """Sessions of owner, newest activity first; status is judged as of now (exact expiry);
+        query matches title or metadata text; metadata matches top-level keys exactly."""
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        owner: str | None,
+        now: datetime,
+        title: str | Unset | None = UNSET,
+        metadata: dict[str, Any] | Unset = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
+        ttl_seconds: int | Unset | None = UNSET,
+    ) -> Session:
+        """Change the given fields of an active session (+ session.updated)."""
+
+    async def close_session(self, session_id: str, *, owner: str | None, now: datetime) -> Session:
+        """active → closed, cancelling its unfinished runs (+ events). Idempotent on a closed or
+        expired session (returned as it is)."""
+
+    async def delete_session(self, session_id: str, *, owner: str | None) -> None:
+        """Remove the session and everything under it (runs, steps, messages, memory, events)."""
+
+    async def expire_sessions(self, *, now: datetime, limit: int = 500) -> list[Session]:
+        """Persist the expiry of sessions whose TTL passed by now (+ session.expired), cancelling
+        their unfinished runs; returns what changed (at most limit)."""
+
+    # -- messages ------------------------------------------------------------------------------
+
+    async def add_message(
+        self,
+        *,
+        session_id: str,
+        owner: str | None,
+        role: Role,
+        content: str,
+        now: datetime,
+        run_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message:
+        """Append to the conversation of an active session (+ message.added)."""
+
+    async def list_messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        after_seq: int | None = None,
+        before_seq: int | None = None,
+        newest_first: bool = False,
+    ) -> list[Message]:
+        """Messages by seq; cost depends on limit, not on the length of the conversation."""
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    async def create_run(
+        self, run: Run, *, owner: str | None, if_busy: IfBusy, now: datetime
+    ) -> tuple[Run, bool]:
+        """Insert a ready run (seq assigned here) into an active session (+ run.created).
+
+        An existing run with the same idempotency key is returned instead, with False. A busy
+        session (a ready, running or waiting run) answers by if_busy: reject → SessionBusy;
+        enqueue → accepted behind it; interrupt → the unfinished runs are cancelled first.
+        """
+
+    async def get_run(self, run_id: str, *, owner: str | None = None) -> Run | None:
+        """The run, or None."""
+
+    async def list_runs(
+        self,
+        *,
+        session_id: str,
+        status: RunStatus | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        newest_first: bool = False,
+    ) -> Page[Run]:
+        """Runs of a session by seq."""
+
+    async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
+        """Atomically take the oldest startable run and lease it to worker_id (+ run.started).
+
+        Startable: a resumed run nobody holds, or a ready run that is the first unfinished run
+        of a session with no active run, whose not_before has passed.
+        """
+
+    async def renew_lease(
+        self, run_id: str, *, worker_id: str, now: datetime, lease_seconds: float
+    ) -> Run | None:
+        """Extend worker_id's lease; None when the worker no longer holds the run."""
+
+    async def update_run(
+        self,
+        run_id: str,
+        *,
+        worker_id: str,
+        now: datetime,
+        output: Any | Unset = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
+    ) -> Run:
+        """Record partial output or the context a held run started from. LeaseLost if not held."""
+
+    async def finish_run(
+        self,
+        run_id: str,
+        *,
+        worker_id: str,
+        status: RunStatus,
+        now: datetime,
+        output: Any | Unset = UNSET,
+        error: ErrorInfo | None = None,
+    ) -> Run:
+        """running → a terminal status (+ run.<status>); open steps are closed as failed."""
+
+    async def suspend_run(
+        self, run_id: str, *, worker_id: str, now: datetime, waiting_for: dict[str, Any]
+    ) -> Run:
+        """running → waiting: the lease is released (+ run.waiting)."""
+
+    async def resume_run(self, run_id: str, *, owner: str | None, now: datetime, input: Any) -> Run:
+        """waiting → running, unheld, so a worker picks it up; the waiting step completes with
+        input as its output (+ step.completed, run.resumed)."""
+
+    async def cancel_run(
+        self, run_id: str, *, owner: str | None, now: datetime, reason: str
+    ) -> Run:
+        """ready|running|waiting → cancelled (+ run.cancelled); open steps are closed as
+        failed(cancelled). InvalidTransition on a finished run."""
+
+    async def release_run(self, run_id: str, *, worker_id: str, now: datetime) -> Run | None:
+        """Give a held run back (worker shutting down): running → ready (+ run.requeued)."""
+
+    async def reap_runs(self, *, now: datetime, limit: int = 100) -> list[Run]:
+        """Finish what nobody will: expired leases → failed(worker_lost) or ready (retry),
+        deadlines passed → timed_out. Returns the runs changed."""
+
+    async def delete_run(self, run_id: str, *, owner: str | None) -> None:
+        """Remove a finished run with its steps, memory, messages and events."""
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    async def start_step(
+        self,
+        *,
+        run_id: str,
+        worker_id: str,
+        position: int,
+        kind: StepKind,
+        name: str,
+        input: Any,
+        now: datetime,
+    ) -> Step:
+        """Open a step on a held run (+ step.started)."""
+
+    async def finish_step(
+        self,
+        step_id: str,
+        *,
+        worker_id: str,
+        status: StepStatus,
+        now: datetime,
+        output: Any = None,
+        error: ErrorInfo | None = None,
+        usage: Usage | None = None,
+        message: tuple[Role, str, dict[str, Any]] | None = None,
+    ) -> Step:
+        """Close a step (+ step.<status>); usage rolls up onto the run and session; message, if
+        given, is appended to the conversation in the same transaction."""
+
+    async def record_step(
+        self,
+        *,
+        run_id: str,
+        worker_id: str,
+        position: int,
+        kind: StepKind,
+        name: str,
+        input: Any,
+        now: datetime,
+        status: StepStatus = StepStatus.COMPLETED,
+        output: Any = None,
+        error: ErrorInfo | None = None,
+        usage: Usage | None = None,
+        message: tuple[Role, str, dict[str, Any]] | None = None,
+    ) -> Step:
+        """Open and close a step in one write (notes, messages): one step.<status> event."""
+
+    async def list_steps(self, run_id: str) -> list[Step]:
+        """Every step of a run, by seq."""
+
+    async def list_tool_calls(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        tool: str | None = None,
+        status: StepStatus | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        newest_first: bool = False,
+    ) -> Page[Step]:
+        """tool_call steps of a run or of a whole session (the session's tool history)."""
+
+    # -- memory --------------------------------------------------------------------------------
+
+    async def put_memory(
+        self,
+        *,
+        scope: MemoryScope,
+        scope_id: str,
+        key: str,
+        value: Any,
+        owner: str | None,
+        now: datetime,
+        namespace: tuple[str, ...] = (),
+        source_run_id: str | None = None,
+    ) -> MemoryItem:
+        """Set a memory item (+ memory.set). Session scope needs an active session; run scope
+        an unfinished run in an active session."""
+
+    async def get_memory(
+        self, *, scope: MemoryScope, scope_id: str, key: str, namespace: tuple[str, ...] = ()
+    ) -> MemoryItem | None:
+        """One item, or None."""
+
+    async def list_memory(
+        self,
+        *,
+        scope: MemoryScope,
+        scope_id: str,
+        namespace_prefix: tuple[str, ...] | None = (),
+        limit: int = 1000,
+        offset: int = 0,
+    ) -> list[MemoryItem]:
+        """Items newest-updated first; namespace_prefix=None means every namespace."""
+
+    async def delete_memory(
+        self,
+        *,
+        scope: MemoryScope,
+        scope_id: str,
+        key: str,
+        owner: str | None,
+        now: datetime,
+        namespace: tuple[str, ...] = (),
+    ) -> bool:
+        """Remove an item (+ memory.deleted); False if it did not exist."""
+
+    async def promote_memory(
+        self, *, run_id: str, key: str, owner: str | None, now: datetime, as_key: str | None = None
+    ) -> MemoryItem:
+        """Copy a run's working-memory item into its session's memory, recording the source run
+        (+ memory.promoted)."""
+
+    async def list_namespaces(
+        self, *, owner: str, prefix: tuple[str, ...] = (), limit: int = 100, offset: int = 0
+    ) -> list[tuple[str, ...]]:
+        """Distinct user-memory namespaces under prefix."""
+
+    # -- events --------------------------------------------------------------------------------
+
+    async def list_events(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        after_id: int | None = None,
+        limit: int = 500,
+    ) -> list[Event]:
+        """Events of a session or a run, by id, after after_id."""

@@ -1,0 +1,109 @@
+"""A feed of "something committed" notifications, so readers wake instead of polling.
+
+Stores publish topics after each commit (``session:<id>``, ``run:<id>``, ``runs``); streams and
+workers wait on the topics they care about. Waiters may live on any thread or event loop. A
+publish from another process reaches this feed only through the backend (PostgreSQL NOTIFY); on
+SQLite, waiters also poll with a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+
+RUNS_TOPIC = "runs"
+
+
+def session_topic(session_id: str) -> str:
+    return f"session:{session_id}"
+
+
+def run_topic(run_id: str) -> str:
+    return f"run:{run_id}"
+
+
+#: How many topics remember their last publish (enough to close the read-then-wait race).
+_REMEMBERED = 8192
+
+
+class ChangeFeed:
+    """Thread-safe, topic-filtered wake-ups for asyncio waiters.
+
+    Read ``cursor()`` before querying the store, then ``wait(topics, since=cursor)``: a publish
+    that happened in between is not missed.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+        self._seq = 0
+        self._last: OrderedDict[str, int] = OrderedDict()
+        self._floor = 0  # the newest publish whose topic was forgotten
+
+    def cursor(self) -> int:
+        """A position to pass as ``since`` to a later wait."""
+        with self._lock:
+            return self._seq
+
+    def publish(self, topics: Iterable[str]) -> None:
+        """Wake every waiter of any of these topics."""
+        woken: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        with self._lock:
+            self._seq += 1
+            for topic in topics:
+                self._last[topic] = self._seq
+                self._last.move_to_end(topic)
+                woken.extend(self._waiters.pop(topic, ()))
+            while len(self._last) > _REMEMBERED:
+                _, seq = self._last.popitem(last=False)
+                self._floor = max(self._floor, seq)
+        for loop, fut in woken:
+            if loop.is_closed():
+                continue
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(_wake, fut)
+
+    async def wait(
+        self, topics: Iterable[str], timeout: float | None, since: int | None = None
+    ) -> bool:
+        """Wait until one of topics is published (after since) or timeout passes; True if woken."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        entry = (loop, fut)
+        names = list(topics)
+        with self._lock:
+            if since is not None and self._missed(names, since):
+                return True
+            for topic in names:
+                self._waiters.setdefault(topic, set()).add(entry)
+        try:
+            await asyncio.wait_for(fut, timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            with self._lock:
+                for topic in names:
+                    bucket = self._waiters.get(topic)
+                    if bucket is not None:
+                        bucket.discard(entry)
+                        if not bucket:
+                            del self._waiters[topic]
+
+    def _missed(self, topics: list[str], since: int) -> bool:
+        for topic in topics:
+            seq = self._last.get(topic)
+            if seq is None:
+                if self._floor > since:
+                    return True
+            elif seq > since:
+                return True
+        return False
+
+
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)

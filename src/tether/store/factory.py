@@ -1,0 +1,38 @@
+"""Open a store from a URL or path: SQLite by default, PostgreSQL for ``postgresql://`` URLs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tether.core.errors import UsageError
+from tether.store.base import Store
+
+DEFAULT_DB = "tether.db"
+
+
+def sqlite_path(url: str) -> str:
+    """The file a SQLite URL or bare path names."""
+    if url.startswith("sqlite:///"):
+        return url.removeprefix("sqlite:///") or ":memory:"
+    if url.startswith("sqlite://"):
+        return url.removeprefix("sqlite://") or ":memory:"
+    return url
+
+
+def is_postgres(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def open_store(url: str | Path = DEFAULT_DB, *, durability: str = "normal") -> Store:
+    """A migrated, ready store for url (a path, ``sqlite:///path``, ``:memory:`` or a
+    ``postgresql://`` URL)."""
+    text = str(url)
+    if is_postgres(text):
+        raise UsageError("PostgreSQL support is not installed in this build of tether")
+    if "://" in text and not text.startswith("sqlite:"):
+        raise UsageError(f"unsupported database URL {text!r}: use a file path or postgresql://")
+    from tether.store.sqlite.store import SqliteStore
+
+    if durability not in ("normal", "full"):
+        raise UsageError(f"durability must be 'normal' or 'full', not {durability!r}")
+    return SqliteStore(sqlite_path(text), durability=durability)  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""The store logic shared by the SQL backends; each backend brings its own SQL and driver."""

@@ -1,0 +1,181 @@
+"""The base every SQL store part builds on: events, guards and the session-state diagnosis."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NoReturn
+
+from tether.core.errors import LeaseLost, NotFound, SessionClosed, SessionExpired
+from tether.core.run import ErrorInfo, Run
+from tether.core.serde import to_data
+from tether.core.session import Session
+from tether.core.status import SessionStatus, StepStatus
+from tether.core.step import StepKind
+from tether.store.changes import RUNS_TOPIC, ChangeFeed, run_topic, session_topic
+from tether.store.sql.database import Database, Tx
+from tether.store.sql.rows import error_data, run_from_row, session_from_row, step_from_row, to_us
+
+
+class SqlBase:
+    """State and helpers shared by the parts of SqlStore."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self.changes: ChangeFeed = db.changes
+        self.location: str = db.location
+
+    def _j(self, value: Any) -> Any:
+        return self._db.dump_json(value)
+
+    async def _event(
+        self,
+        tx: Tx,
+        type_: str,
+        *,
+        owner: str,
+        now: datetime,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> int:
+        """Append an event in tx and announce it when tx commits."""
+        row = await tx.one(
+            "insert_event",
+            type=type_,
+            owner=owner,
+            session_id=session_id,
+            run_id=run_id,
+            data=self._j(to_data(data or {})),
+            created_at=to_us(now),
+        )
+        assert row is not None
+        topics = [f"owner:{owner}"]
+        if session_id:
+            topics.append(session_topic(session_id))
+        if run_id:
+            topics.append(run_topic(run_id))
+        if type_.startswith("run."):
+            topics.append(RUNS_TOPIC)
+        tx.publish(*topics)
+        return int(row["id"])
+
+    async def _touch_active(
+        self,
+        tx: Tx,
+        session_id: str,
+        *,
+        owner: str | None,
+        now: datetime,
+        add_messages: int = 0,
+        add_runs: int = 0,
+    ) -> dict[str, Any]:
+        """Record activity on an active session; raise why not if it is not active."""
+        row = await tx.one(
+            "touch_active_session",
+            id=session_id,
+            owner=owner,
+            now=to_us(now),
+            add_messages=add_messages,
+            add_runs=add_runs,
+        )
+        if row is None:
+            await self._refuse(tx, session_id, owner=owner, now=now)
+        return dict(row)
+
+    async def _refuse(
+        self, tx: Tx, session_id: str, *, owner: str | None, now: datetime
+    ) -> NoReturn:
+        """Raise the error that explains why session_id takes no writes."""
+        session = await self._session_in(tx, session_id, owner)
+        if session.status is SessionStatus.CLOSED:
+            raise SessionClosed(session_id)
+        if session.is_expired_at(now):
+            raise SessionExpired(session_id)
+        raise AssertionError(f"session {session_id} is active yet refused a write")
+
+    async def _lost(self, tx: Tx, run_id: str, worker_id: str) -> NoReturn:
+        """Raise why worker_id may not write to run_id."""
+        row = await tx.one("get_run", id=run_id, owner=None)
+        if row is None:
+            raise NotFound("run", run_id)
+        raise LeaseLost(
+            f"run {run_id} is {row['status']} and no longer held by worker {worker_id}",
+            run_id=run_id,
+            status=row["status"],
+        )
+
+    async def _session_in(self, tx: Tx, session_id: str, owner: str | None) -> Session:
+        row = await tx.one("get_session", id=session_id, owner=owner)
+        if row is None:
+            raise NotFound("session", session_id)
+        return session_from_row(row, self._db.load_json)
+
+    async def _close_open_steps(
+        self,
+        tx: Tx,
+        run: Run,
+        *,
+        now: datetime,
+        error: ErrorInfo,
+        in_doubt_tools: bool,
+    ) -> None:
+        """Close a run's unfinished steps: failed with error, or (tool calls whose effect may
+        have happened, when in_doubt_tools) in_doubt."""
+        groups: list[tuple[StepStatus, str | None]] = []
+        if in_doubt_tools:
+            groups.append((StepStatus.IN_DOUBT, StepKind.TOOL_CALL.value))
+        groups.append((StepStatus.FAILED, None))
+        for status, kind in groups:
+            rows = await tx.all(
+                "close_open_steps",
+                run_id=run.id,
+                status=status.value,
+                error=self._j(error_data(error)),
+                now=to_us(now),
+                kind=kind,
+            )
+            for row in rows:
+                step = step_from_row(row, self._db.load_json)
+                await self._event(
+                    tx,
+                    f"step.{status.value}",
+                    owner=run.owner,
+                    now=now,
+                    session_id=run.session_id,
+                    run_id=run.id,
+                    data={"step": step},
+                )
+
+    async def _cancel_in(
+        self, tx: Tx, run_id: str, *, owner: str, now: datetime, reason: str
+    ) -> Run | None:
+        """Cancel an unfinished run inside tx; None if it was already finished."""
+        error = ErrorInfo(type="cancelled", message=reason)
+        row = await tx.one(
+            "cancel_run", id=run_id, now=to_us(now), error=self._j(error_data(error))
+        )
+        if row is None:
+            return None
+        run = run_from_row(row, self._db.load_json)
+        await self._close_open_steps(tx, run, now=now, error=error, in_doubt_tools=False)
+        await self._event(
+            tx,
+            "run.cancelled",
+            owner=owner,
+            now=now,
+            session_id=run.session_id,
+            run_id=run.id,
+            data={"run": run, "reason": reason},
+        )
+        return run
+
+    async def _cancel_unfinished(
+        self, tx: Tx, session_id: str, *, owner: str, now: datetime, reason: str
+    ) -> list[Run]:
+        """Cancel every unfinished run of a session inside tx."""
+        cancelled = []
+        for row in await tx.all("unfinished_runs", session_id=session_id):
+            run = await self._cancel_in(tx, row["id"], owner=owner, now=now, reason=reason)
+            if run is not None:
+                cancelled.append(run)
+        return cancelled

@@ -1,0 +1,55 @@
+"""What the shared SQL store needs from a backend: named queries run inside transactions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from tether.store.changes import ChangeFeed
+
+Row = Mapping[str, Any]
+
+
+class Tx(Protocol):
+    """One open transaction (or read snapshot)."""
+
+    async def one(self, query: str, /, **params: Any) -> Row | None:
+        """The first row of a named query, or None."""
+
+    async def all(self, query: str, /, **params: Any) -> list[Row]:
+        """Every row of a named query."""
+
+    async def run(self, query: str, /, **params: Any) -> int:
+        """Execute a named query; the number of rows it changed."""
+
+    def publish(self, *topics: str) -> None:
+        """Announce topics on the change feed once (and only if) the transaction commits."""
+
+
+class Database(Protocol):
+    """A backend's connections, its named queries, and how it encodes values."""
+
+    changes: ChangeFeed
+    location: str
+
+    def write(self) -> AbstractAsyncContextManager[Tx]:
+        """A write transaction: serialised with other writers, committed on exit."""
+
+    def read(self) -> AbstractAsyncContextManager[Tx]:
+        """A read-only snapshot."""
+
+    def dump_json(self, value: Any) -> Any:
+        """The parameter that stores value in a JSON column."""
+
+    def load_json(self, column: Any) -> Any:
+        """The value a JSON column holds."""
+
+    def is_unique_violation(self, exc: BaseException) -> bool:
+        """True when exc is the database refusing a duplicate key."""
+
+    async def schema_version(self) -> int:
+        """The applied migration version."""
+
+    async def close(self) -> None:
+        """Release every connection."""

@@ -1,0 +1,404 @@
+"""Run lifecycle for the SQL stores: creation, claiming, leases, finishing and reaping."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from tether.core.errors import Conflict, InvalidTransition, NotFound, SessionBusy
+from tether.core.page import Page
+from tether.core.run import ErrorInfo, IfBusy, Run
+from tether.core.status import RUN_TERMINAL, RunStatus, check_transition
+from tether.store.base import UNSET, Unset
+from tether.store.changes import run_topic, session_topic
+from tether.store.sql.common import SqlBase
+from tether.store.sql.database import Tx
+from tether.store.sql.rows import (
+    decode_cursor,
+    encode_cursor,
+    error_data,
+    opt_us,
+    run_from_row,
+    step_from_row,
+    to_us,
+)
+
+_MAX_SEQ = 2**62
+
+
+class RunsPart(SqlBase):
+    """Runs: from ready to a terminal status, whatever happens to their workers."""
+
+    def _run(self, row: Any) -> Run:
+        return run_from_row(row, self._db.load_json)
+
+    async def create_run(
+        self, run: Run, *, owner: str | None, if_busy: IfBusy, now: datetime
+    ) -> tuple[Run, bool]:
+        async with self._db.write() as tx:
+            if run.idempotency_key is not None:
+                row = await tx.one(
+                    "run_by_idempotency_key", session_id=run.session_id, key=run.idempotency_key
+                )
+                if row is not None:
+                    if owner is not None and row["owner"] != owner:
+                        raise NotFound("session", run.session_id)
+                    return self._run(row), False
+            touched = await self._touch_active(tx, run.session_id, owner=owner, now=now, add_runs=1)
+            unfinished = [
+                self._run(r) for r in await tx.all("unfinished_runs", session_id=run.session_id)
+            ]
+            if unfinished and if_busy is IfBusy.REJECT:
+                blocking = next((r for r in unfinished if r.is_active), unfinished[0])
+                raise SessionBusy(run.session_id, blocking.id, blocking.status.value)
+            if if_busy is IfBusy.INTERRUPT:
+                for other in unfinished:
+                    await self._cancel_in(
+                        tx,
+                        other.id,
+                        owner=touched["owner"],
+                        now=now,
+                        reason=f"interrupted by run {run.id}",
+                    )
+            row = await tx.one(
+                "insert_run",
+                id=run.id,
+                session_id=run.session_id,
+                owner=touched["owner"],
+                seq=touched["run_count"],
+                agent=run.agent,
+                goal=run.goal,
+                input=self._j(run.input),
+                created_at=to_us(now),
+                updated_at=to_us(now),
+                max_attempts=run.max_attempts,
+                metadata=self._j(run.metadata),
+                timeout_seconds=run.timeout_seconds,
+                wait_timeout_seconds=run.wait_timeout_seconds,
+                idempotency_key=run.idempotency_key,
+                not_before=opt_us(run.not_before),
+            )
+            assert row is not None
+            created = self._run(row)
+            await self._event(
+                tx,
+                "run.created",
+                owner=created.owner,
+                now=now,
+                session_id=created.session_id,
+                run_id=created.id,
+                data={"run": created, "if_busy": if_busy.value},
+            )
+        return created, True
+
+    async def get_run(self, run_id: str, *, owner: str | None = None) -> Run | None:
+        async with self._db.read() as tx:
+            row = await tx.one("get_run", id=run_id, owner=owner)
+        return None if row is None else self._run(row)
+
+    async def list_runs(
+        self,
+        *,
+        session_id: str,
+        status: RunStatus | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        newest_first: bool = False,
+    ) -> Page[Run]:
+        position = None if cursor is None else int(decode_cursor(cursor, 1)[0])
+        async with self._db.read() as tx:
+            if newest_first:
+                rows = await tx.all(
+                    "runs_backward",
+                    session_id=session_id,
+                    status=None if status is None else status.value,
+                    before_seq=_MAX_SEQ if position is None else position,
+                    limit=limit + 1,
+                )
+            else:
+                rows = await tx.all(
+                    "runs_forward",
+                    session_id=session_id,
+                    status=None if status is None else status.value,
+                    after_seq=0 if position is None else position,
+                    limit=limit + 1,
+                )
+        runs = [self._run(r) for r in rows[:limit]]
+        return Page(runs, encode_cursor(runs[-1].seq) if len(rows) > limit else None)
+
+    async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
+        lease = to_us(now + timedelta(seconds=lease_seconds))
+        async with self._db.write() as tx:
+            row = await tx.one(
+                "claim_resumed_run", worker_id=worker_id, lease_expires_at=lease, now=to_us(now)
+            )
+            if row is not None:
+                return self._run(row)
+            row = await tx.one(
+                "claim_ready_run", worker_id=worker_id, lease_expires_at=lease, now=to_us(now)
+            )
+            if row is None:
+                return None
+            run = self._run(row)
+            await self._event(
+                tx,
+                "run.started",
+                owner=run.owner,
+                now=now,
+                session_id=run.session_id,
+                run_id=run.id,
+                data={"run": run},
+            )
+        return run
+
+    async def renew_lease(
+        self, run_id: str, *, worker_id: str, now: datetime, lease_seconds: float
+    ) -> Run | None:
+        lease = to_us(now + timedelta(seconds=lease_seconds))
+        async with self._db.write() as tx:
+            row = await tx.one(
+                "renew_lease", id=run_id, worker_id=worker_id, lease_expires_at=lease
+            )
+        return None if row is None else self._run(row)
+
+    async def update_run(
+        self,
+        run_id: str,
+        *,
+        worker_id: str,
+        now: datetime,
+        output: Any | Unset = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
+    ) -> Run:
+        async with self._db.write() as tx:
+            row = await tx.one(
+                "update_held_run",
+                id=run_id,
+                worker_id=worker_id,
+                now=to_us(now),
+                set_output=output is not UNSET,
+                output=None if output is UNSET else self._j(output),
+                set_context=context is not UNSET,
+                context=None if context is UNSET else self._j(context),
+            )
+            if row is None:
+                await self._lost(tx, run_id, worker_id)
+            return self._run(row)
+
+    async def finish_run(
+        self,
+        run_id: str,
+        *,
+        worker_id: str,
+        status: RunStatus,
+        now: datetime,
+        output: Any | Unset = UNSET,
+        error: ErrorInfo | None = None,
+    ) -> Run:
+        check_transition(RunStatus.RUNNING, status)
+        if status not in RUN_TERMINAL:
+            raise InvalidTransition("run", RunStatus.RUNNING.value, status.value, run_id)
+        async with self._db.write() as tx:
+            row = await tx.one(
+                "finish_run",
+                id=run_id,
+                worker_id=worker_id,
+                status=status.value,
+                now=to_us(now),
+                set_output=output is not UNSET,
+                output=None if output is UNSET else self._j(output),
+                error=self._j(error_data(error)),
+            )
+            if row is None:
+                await self._lost(tx, run_id, worker_id)
+            run = self._run(row)
+            await self._close_open_steps(
+                tx,
+                run,
+                now=now,
+                error=error or ErrorInfo("interrupted", f"the run ended {status.value}"),
+                in_doubt_tools=False,
+            )
+            await self._run_event(tx, f"run.{status.value}", run, now)
+        return run
+
+    async def _run_event(self, tx: Tx, type_: str, run: Run, now: datetime, **extra: Any) -> None:
+        await self._event(
+            tx,
+            type_,
+            owner=run.owner,
+            now=now,
+            session_id=run.session_id,
+            run_id=run.id,
+            data={"run": run, **extra},
+        )
+        await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
+
+    async def suspend_run(
+        self, run_id: str, *, worker_id: str, now: datetime, waiting_for: dict[str, Any]
+    ) -> Run:
+        async with self._db.write() as tx:
+            row = await tx.one(
+                "suspend_run",
+                id=run_id,
+                worker_id=worker_id,
+                now=to_us(now),
+                waiting_for=self._j(waiting_for),
+            )
+            if row is None:
+                await self._lost(tx, run_id, worker_id)
+            run = self._run(row)
+            await self._run_event(tx, "run.waiting", run, now)
+        return run
+
+    async def resume_run(self, run_id: str, *, owner: str | None, now: datetime, input: Any) -> Run:
+        async with self._db.write() as tx:
+            current = await tx.one("get_run", id=run_id, owner=owner)
+            if current is None:
+                raise NotFound("run", run_id)
+            before = self._run(current)
+            if before.status is not RunStatus.WAITING:
+                raise InvalidTransition("run", before.status.value, RunStatus.RUNNING.value, run_id)
+            await self._touch_active(tx, before.session_id, owner=owner, now=now)
+            row = await tx.one("resume_run", id=run_id, owner=owner, now=to_us(now))
+            assert row is not None
+            run = self._run(row)
+            step_id = (before.waiting_for or {}).get("step_id")
+            if step_id:
+                step_row = await tx.one(
+                    "complete_waiting_step",
+                    id=step_id,
+                    run_id=run_id,
+                    output=self._j({"input": input}),
+                    now=to_us(now),
+                )
+                if step_row is not None:
+                    step = step_from_row(step_row, self._db.load_json)
+                    await self._event(
+                        tx,
+                        "step.completed",
+                        owner=run.owner,
+                        now=now,
+                        session_id=run.session_id,
+                        run_id=run.id,
+                        data={"step": step},
+                    )
+            await self._run_event(tx, "run.resumed", run, now, input=input)
+        return run
+
+    async def cancel_run(
+        self, run_id: str, *, owner: str | None, now: datetime, reason: str
+    ) -> Run:
+        async with self._db.write() as tx:
+            current = await tx.one("get_run", id=run_id, owner=owner)
+            if current is None:
+                raise NotFound("run", run_id)
+            run = await self._cancel_in(tx, run_id, owner=current["owner"], now=now, reason=reason)
+            if run is None:
+                raise InvalidTransition("run", current["status"], RunStatus.CANCELLED.value, run_id)
+            await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
+        return run
+
+    async def release_run(self, run_id: str, *, worker_id: str, now: datetime) -> Run | None:
+        async with self._db.write() as tx:
+            current = await tx.one("get_run", id=run_id, owner=None)
+            if current is None or current["worker_id"] != worker_id:
+                return None
+            await self._close_open_steps(
+                tx,
+                self._run(current),
+                now=now,
+                error=ErrorInfo("interrupted", "the worker shut down during this step"),
+                in_doubt_tools=True,
+            )
+            row = await tx.one("release_run", id=run_id, worker_id=worker_id, now=to_us(now))
+            if row is None:
+                return None
+            run = self._run(row)
+            await self._run_event(tx, "run.requeued", run, now, reason="worker_shutdown")
+        return run
+
+    async def reap_runs(self, *, now: datetime, limit: int = 100) -> list[Run]:
+        changed: list[Run] = []
+        async with self._db.write() as tx:
+            for row in await tx.all("expired_leases", now=to_us(now), limit=limit):
+                changed.append(await self._reap_lost(tx, self._run(row), now))
+            for row in await tx.all("passed_deadlines", now=to_us(now), limit=limit):
+                timed_out = await self._time_out(tx, self._run(row), now)
+                if timed_out is not None:
+                    changed.append(timed_out)
+        return changed
+
+    async def _reap_lost(self, tx: Tx, run: Run, now: datetime) -> Run:
+        lost = ErrorInfo(
+            "worker_lost", f"worker {run.worker_id} stopped renewing its lease on this run"
+        )
+        await self._close_open_steps(
+            tx,
+            run,
+            now=now,
+            error=ErrorInfo("interrupted", "the worker was lost during this step"),
+            in_doubt_tools=True,
+        )
+        if run.attempt < run.max_attempts:
+            row = await tx.one("requeue_run", id=run.id, now=to_us(now))
+            assert row is not None
+            requeued = self._run(row)
+            await self._run_event(tx, "run.requeued", requeued, now, reason="worker_lost")
+            return requeued
+        row = await tx.one(
+            "end_run",
+            id=run.id,
+            status=RunStatus.FAILED.value,
+            from_status=RunStatus.RUNNING.value,
+            now=to_us(now),
+            error=self._j(error_data(lost)),
+        )
+        assert row is not None
+        failed = self._run(row)
+        await self._run_event(tx, "run.failed", failed, now)
+        return failed
+
+    async def _time_out(self, tx: Tx, run: Run, now: datetime) -> Run | None:
+        if run.status is RunStatus.WAITING:
+            error = ErrorInfo(
+                "wait_timeout",
+                f"nobody answered within {run.wait_timeout_seconds:g} s",
+            )
+        else:
+            error = ErrorInfo("timeout", f"the run exceeded its {run.timeout_seconds:g} s timeout")
+        row = await tx.one(
+            "end_run",
+            id=run.id,
+            status=RunStatus.TIMED_OUT.value,
+            from_status=run.status.value,
+            now=to_us(now),
+            error=self._j(error_data(error)),
+        )
+        if row is None:
+            return None
+        timed_out = self._run(row)
+        await self._close_open_steps(tx, timed_out, now=now, error=error, in_doubt_tools=False)
+        await self._run_event(tx, "run.timed_out", timed_out, now)
+        return timed_out
+
+    async def delete_run(self, run_id: str, *, owner: str | None) -> None:
+        async with self._db.write() as tx:
+            row = await tx.one("get_run", id=run_id, owner=owner)
+            if row is None:
+                raise NotFound("run", run_id)
+            if RunStatus(row["status"]) not in RUN_TERMINAL:
+                raise Conflict(
+                    f"run {run_id} is {row['status']}: cancel it before deleting it",
+                    run_id=run_id,
+                )
+            for name in (
+                "delete_run_events",
+                "delete_run_memory",
+                "delete_run_promotions",
+                "delete_run_steps",
+                "delete_run_messages",
+                "delete_run",
+            ):
+                await tx.run(name, run_id=run_id)
+            tx.publish(session_topic(row["session_id"]), run_topic(run_id))

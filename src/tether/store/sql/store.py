@@ -1,0 +1,17 @@
+"""SqlStore: the Store protocol over any backend that provides a Database."""
+
+from __future__ import annotations
+
+from tether.store.sql.memory import MemoryPart
+from tether.store.sql.runs import RunsPart
+from tether.store.sql.steps import StepsPart
+
+
+class SqlStore(RunsPart, StepsPart, MemoryPart):
+    """Every Store operation; SQL text and connections come from the backend's Database."""
+
+    async def schema_version(self) -> int:
+        return await self._db.schema_version()
+
+    async def close(self) -> None:
+        await self._db.close()

@@ -1,0 +1,1 @@
+"""The embedded SQLite backend (stdlib sqlite3, WAL, one writer)."""

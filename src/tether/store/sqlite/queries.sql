@@ -1,0 +1,433 @@
+-- Every SQL statement of the SQLite store, by name. Parameters are :named.
+-- Times are integer microseconds since the epoch; the active-session test (status plus TTL)
+-- is written out wherever a write needs it, so expiry is exact inside the transaction.
+
+-- name: insert_event
+INSERT INTO events (type, owner, session_id, run_id, data, created_at)
+VALUES (:type, :owner, :session_id, :run_id, :data, :created_at)
+RETURNING id;
+
+-- name: events_of_session
+SELECT * FROM events WHERE session_id = :session_id AND id > :after_id ORDER BY id LIMIT :limit;
+
+-- name: events_of_run
+SELECT * FROM events WHERE run_id = :run_id AND id > :after_id ORDER BY id LIMIT :limit;
+
+-- sessions -------------------------------------------------------------------------------------
+
+-- name: session_exists
+SELECT 1 FROM sessions WHERE id = :id;
+
+-- name: insert_session
+INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
+                      updated_at, last_activity_at)
+VALUES (:id, :owner, :title, :status, :metadata, :context, :ttl_seconds, :created_at,
+        :updated_at, :last_activity_at);
+
+-- name: get_session
+SELECT * FROM sessions WHERE id = :id AND (:owner IS NULL OR owner = :owner);
+
+-- name: touch_active_session
+UPDATE sessions
+SET last_activity_at = :now,
+    message_count = message_count + :add_messages,
+    run_count = run_count + :add_runs
+WHERE id = :id AND (:owner IS NULL OR owner = :owner) AND status = 'active'
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
+RETURNING owner, message_count, run_count;
+
+-- name: touch_session_softly
+UPDATE sessions SET last_activity_at = :now
+WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000;
+
+-- name: list_sessions_first
+SELECT * FROM sessions
+WHERE owner = :owner
+  AND (:status IS NULL
+       OR (:status = 'closed' AND status = 'closed')
+       OR (:status = 'active' AND status = 'active'
+           AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now))
+       OR (:status = 'expired' AND (status = 'expired'
+           OR (status = 'active' AND ttl_seconds IS NOT NULL
+               AND last_activity_at + ttl_seconds * 1000000 <= :now))))
+  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\')
+  AND (:metadata IS NULL OR NOT EXISTS (
+        SELECT 1 FROM json_each(:metadata) AS m
+        WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
+ORDER BY last_activity_at DESC, id DESC
+LIMIT :limit;
+
+-- name: list_sessions_after
+SELECT * FROM sessions
+WHERE owner = :owner
+  AND (last_activity_at < :cursor_at OR (last_activity_at = :cursor_at AND id < :cursor_id))
+  AND (:status IS NULL
+       OR (:status = 'closed' AND status = 'closed')
+       OR (:status = 'active' AND status = 'active'
+           AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now))
+       OR (:status = 'expired' AND (status = 'expired'
+           OR (status = 'active' AND ttl_seconds IS NOT NULL
+               AND last_activity_at + ttl_seconds * 1000000 <= :now))))
+  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\')
+  AND (:metadata IS NULL OR NOT EXISTS (
+        SELECT 1 FROM json_each(:metadata) AS m
+        WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
+ORDER BY last_activity_at DESC, id DESC
+LIMIT :limit;
+
+-- name: update_session
+UPDATE sessions
+SET title = CASE WHEN :set_title THEN :title ELSE title END,
+    metadata = CASE WHEN :set_metadata THEN :metadata ELSE metadata END,
+    context = CASE WHEN :set_context THEN :context ELSE context END,
+    ttl_seconds = CASE WHEN :set_ttl THEN :ttl_seconds ELSE ttl_seconds END,
+    updated_at = :now,
+    last_activity_at = :now
+WHERE id = :id AND (:owner IS NULL OR owner = :owner) AND status = 'active'
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
+RETURNING *;
+
+-- name: close_session
+UPDATE sessions SET status = 'closed', closed_at = :now, updated_at = :now
+WHERE id = :id AND status = 'active'
+RETURNING *;
+
+-- name: expire_session
+UPDATE sessions SET status = 'expired', updated_at = :now
+WHERE id = :id AND status = 'active'
+RETURNING *;
+
+-- name: expirable_sessions
+SELECT * FROM sessions
+WHERE status = 'active' AND ttl_seconds IS NOT NULL
+  AND last_activity_at + ttl_seconds * 1000000 <= :now
+ORDER BY last_activity_at + ttl_seconds * 1000000
+LIMIT :limit;
+
+-- name: add_session_usage
+UPDATE sessions
+SET input_tokens = input_tokens + :input_tokens,
+    output_tokens = output_tokens + :output_tokens,
+    model_requests = model_requests + :requests
+WHERE id = :id;
+
+-- name: delete_session_events
+DELETE FROM events WHERE session_id = :id;
+-- name: delete_session_memory
+DELETE FROM memory WHERE session_id = :id;
+-- name: delete_session_steps
+DELETE FROM steps WHERE session_id = :id;
+-- name: delete_session_messages
+DELETE FROM messages WHERE session_id = :id;
+-- name: delete_session_runs
+DELETE FROM runs WHERE session_id = :id;
+-- name: delete_session
+DELETE FROM sessions WHERE id = :id;
+
+-- messages -------------------------------------------------------------------------------------
+
+-- name: insert_message
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at)
+VALUES (:id, :session_id, :seq, :role, :content, :run_id, :metadata, :created_at);
+
+-- name: messages_forward
+SELECT * FROM messages
+WHERE session_id = :session_id AND seq > :after_seq AND seq < :before_seq
+ORDER BY seq LIMIT :limit;
+
+-- name: messages_backward
+SELECT * FROM messages
+WHERE session_id = :session_id AND seq > :after_seq AND seq < :before_seq
+ORDER BY seq DESC LIMIT :limit;
+
+-- name: delete_run_messages
+DELETE FROM messages WHERE run_id = :run_id;
+
+-- runs -----------------------------------------------------------------------------------------
+
+-- name: run_by_idempotency_key
+SELECT * FROM runs WHERE session_id = :session_id AND idempotency_key = :key;
+
+-- name: unfinished_runs
+SELECT * FROM runs
+WHERE session_id = :session_id AND status IN ('ready', 'running', 'waiting')
+ORDER BY seq;
+
+-- name: insert_run
+INSERT INTO runs (id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at,
+                  attempt, max_attempts, metadata, timeout_seconds, wait_timeout_seconds,
+                  idempotency_key, not_before)
+VALUES (:id, :session_id, :owner, :seq, :agent, :goal, :input, 'ready', :created_at, :updated_at,
+        1, :max_attempts, :metadata, :timeout_seconds, :wait_timeout_seconds,
+        :idempotency_key, :not_before)
+RETURNING *;
+
+-- name: get_run
+SELECT * FROM runs WHERE id = :id AND (:owner IS NULL OR owner = :owner);
+
+-- name: runs_forward
+SELECT * FROM runs
+WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq > :after_seq
+ORDER BY seq LIMIT :limit;
+
+-- name: runs_backward
+SELECT * FROM runs
+WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq < :before_seq
+ORDER BY seq DESC LIMIT :limit;
+
+-- name: claim_resumed_run
+UPDATE runs
+SET worker_id = :worker_id, lease_expires_at = :lease_expires_at, updated_at = :now,
+    deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
+                       ELSE :now + CAST(timeout_seconds * 1000000 AS INTEGER) END
+WHERE id = (SELECT id FROM runs WHERE status = 'running' AND worker_id IS NULL
+            ORDER BY updated_at LIMIT 1)
+RETURNING *;
+
+-- name: claim_ready_run
+UPDATE runs
+SET status = 'running', worker_id = :worker_id, lease_expires_at = :lease_expires_at,
+    started_at = COALESCE(started_at, :now), updated_at = :now,
+    deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
+                       ELSE :now + CAST(timeout_seconds * 1000000 AS INTEGER) END
+WHERE id = (
+    SELECT r.id FROM runs AS r
+    WHERE r.status = 'ready' AND (r.not_before IS NULL OR r.not_before <= :now)
+      AND NOT EXISTS (SELECT 1 FROM runs AS o
+                      WHERE o.session_id = r.session_id AND o.status IN ('ready', 'running', 'waiting')
+                        AND o.seq < r.seq)
+      AND NOT EXISTS (SELECT 1 FROM runs AS a
+                      WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+    ORDER BY r.created_at, r.id
+    LIMIT 1)
+RETURNING *;
+
+-- name: renew_lease
+UPDATE runs SET lease_expires_at = :lease_expires_at
+WHERE id = :id AND status = 'running' AND worker_id = :worker_id
+RETURNING *;
+
+-- name: update_held_run
+UPDATE runs
+SET output = CASE WHEN :set_output THEN :output ELSE output END,
+    context = CASE WHEN :set_context THEN :context ELSE context END,
+    updated_at = :now
+WHERE id = :id AND status = 'running' AND worker_id = :worker_id
+RETURNING *;
+
+-- name: finish_run
+UPDATE runs
+SET status = :status, ended_at = :now, updated_at = :now,
+    output = CASE WHEN :set_output THEN :output ELSE output END,
+    error = :error, worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL
+WHERE id = :id AND status = 'running' AND worker_id = :worker_id
+RETURNING *;
+
+-- name: suspend_run
+UPDATE runs
+SET status = 'waiting', waiting_for = :waiting_for, updated_at = :now,
+    worker_id = NULL, lease_expires_at = NULL,
+    deadline_at = CASE WHEN wait_timeout_seconds IS NULL THEN NULL
+                       ELSE :now + CAST(wait_timeout_seconds * 1000000 AS INTEGER) END
+WHERE id = :id AND status = 'running' AND worker_id = :worker_id
+RETURNING *;
+
+-- name: resume_run
+UPDATE runs
+SET status = 'running', waiting_for = NULL, updated_at = :now,
+    worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL
+WHERE id = :id AND (:owner IS NULL OR owner = :owner) AND status = 'waiting'
+RETURNING *;
+
+-- name: cancel_run
+UPDATE runs
+SET status = 'cancelled', ended_at = :now, updated_at = :now, error = :error,
+    worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL, waiting_for = NULL
+WHERE id = :id AND status IN ('ready', 'running', 'waiting')
+RETURNING *;
+
+-- name: release_run
+UPDATE runs
+SET status = 'ready', updated_at = :now, worker_id = NULL, lease_expires_at = NULL,
+    deadline_at = NULL
+WHERE id = :id AND status = 'running' AND worker_id = :worker_id
+RETURNING *;
+
+-- name: requeue_run
+UPDATE runs
+SET status = 'ready', updated_at = :now, attempt = attempt + 1, worker_id = NULL,
+    lease_expires_at = NULL, deadline_at = NULL
+WHERE id = :id AND status = 'running'
+RETURNING *;
+
+-- name: end_run
+UPDATE runs
+SET status = :status, ended_at = :now, updated_at = :now, error = :error,
+    worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL, waiting_for = NULL
+WHERE id = :id AND status = :from_status
+RETURNING *;
+
+-- name: expired_leases
+SELECT * FROM runs
+WHERE status = 'running' AND worker_id IS NOT NULL AND lease_expires_at <= :now
+ORDER BY lease_expires_at LIMIT :limit;
+
+-- name: passed_deadlines
+SELECT * FROM runs
+WHERE status IN ('running', 'waiting') AND deadline_at <= :now
+ORDER BY deadline_at LIMIT :limit;
+
+-- name: add_run_usage
+UPDATE runs
+SET input_tokens = input_tokens + :input_tokens,
+    output_tokens = output_tokens + :output_tokens,
+    model_requests = model_requests + :requests
+WHERE id = :id;
+
+-- name: delete_run_events
+DELETE FROM events WHERE run_id = :run_id;
+-- name: delete_run_memory
+DELETE FROM memory WHERE scope = 'run' AND scope_id = :run_id;
+-- name: delete_run_steps
+DELETE FROM steps WHERE run_id = :run_id;
+-- name: delete_run_promotions
+DELETE FROM memory WHERE scope = 'session' AND source_run_id = :run_id;
+-- name: delete_run
+DELETE FROM runs WHERE id = :run_id;
+
+-- steps ----------------------------------------------------------------------------------------
+
+-- name: next_step_seq
+UPDATE runs SET step_count = step_count + 1
+WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id
+RETURNING step_count, session_id, owner, attempt;
+
+-- name: insert_step
+INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
+                   error, started_at, ended_at, input_tokens, output_tokens, model_requests,
+                   attempt)
+VALUES (:id, :run_id, :session_id, :seq, :position, :kind, :name, :status, :input, :output,
+        :error, :started_at, :ended_at, :input_tokens, :output_tokens, :requests, :attempt)
+RETURNING *;
+
+-- name: finish_step
+UPDATE steps
+SET status = :status, output = :output, error = :error, ended_at = :now,
+    input_tokens = :input_tokens, output_tokens = :output_tokens, model_requests = :requests
+WHERE id = :id AND status = 'running'
+  AND EXISTS (SELECT 1 FROM runs
+              WHERE runs.id = steps.run_id AND runs.status = 'running'
+                AND runs.worker_id = :worker_id)
+RETURNING *;
+
+-- name: get_step
+SELECT * FROM steps WHERE id = :id;
+
+-- name: complete_waiting_step
+UPDATE steps SET status = 'completed', output = :output, ended_at = :now
+WHERE id = :id AND run_id = :run_id AND status = 'running'
+RETURNING *;
+
+-- name: close_open_steps
+UPDATE steps SET status = :status, error = :error, ended_at = :now
+WHERE run_id = :run_id AND status = 'running' AND (:kind IS NULL OR kind = :kind)
+RETURNING *;
+
+-- name: steps_of_run
+SELECT * FROM steps WHERE run_id = :run_id ORDER BY seq;
+
+-- name: tool_calls_of_session_forward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND session_id = :session_id
+  AND (:run_id IS NULL OR run_id = :run_id)
+  AND (:status IS NULL OR status = :status)
+  AND (:since IS NULL OR started_at >= :since) AND (:until IS NULL OR started_at < :until)
+  AND id > :after_id AND id < :before_id
+ORDER BY id
+LIMIT :limit;
+
+-- name: tool_calls_of_session_backward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND session_id = :session_id
+  AND (:run_id IS NULL OR run_id = :run_id)
+  AND (:status IS NULL OR status = :status)
+  AND (:since IS NULL OR started_at >= :since) AND (:until IS NULL OR started_at < :until)
+  AND id > :after_id AND id < :before_id
+ORDER BY id DESC
+LIMIT :limit;
+
+-- name: tool_calls_of_session_by_name_forward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND session_id = :session_id AND name = :tool
+  AND (:run_id IS NULL OR run_id = :run_id)
+  AND (:status IS NULL OR status = :status)
+  AND (:since IS NULL OR started_at >= :since) AND (:until IS NULL OR started_at < :until)
+  AND id > :after_id AND id < :before_id
+ORDER BY id
+LIMIT :limit;
+
+-- name: tool_calls_of_session_by_name_backward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND session_id = :session_id AND name = :tool
+  AND (:run_id IS NULL OR run_id = :run_id)
+  AND (:status IS NULL OR status = :status)
+  AND (:since IS NULL OR started_at >= :since) AND (:until IS NULL OR started_at < :until)
+  AND id > :after_id AND id < :before_id
+ORDER BY id DESC
+LIMIT :limit;
+
+-- name: tool_calls_of_run_forward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND run_id = :run_id
+  AND (:tool IS NULL OR name = :tool)
+  AND (:status IS NULL OR status = :status)
+  AND (:since IS NULL OR started_at >= :since) AND (:until IS NULL OR started_at < :until)
+  AND id > :after_id AND id < :before_id
+ORDER BY id
+LIMIT :limit;
+
+-- name: tool_calls_of_run_backward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND run_id = :run_id
+  AND (:tool IS NULL OR name = :tool)
+  AND (:status IS NULL OR status = :status)
+  AND (:since IS NULL OR started_at >= :since) AND (:until IS NULL OR started_at < :until)
+  AND id > :after_id AND id < :before_id
+ORDER BY id DESC
+LIMIT :limit;
+
+-- memory ---------------------------------------------------------------------------------------
+
+-- name: upsert_memory
+INSERT INTO memory (scope, scope_id, namespace, key, value, session_id, source_run_id,
+                    created_at, updated_at)
+VALUES (:scope, :scope_id, :namespace, :key, :value, :session_id, :source_run_id, :now, :now)
+ON CONFLICT (scope, scope_id, namespace, key) DO UPDATE
+SET value = excluded.value, source_run_id = excluded.source_run_id, updated_at = excluded.updated_at
+RETURNING *;
+
+-- name: get_memory
+SELECT * FROM memory
+WHERE scope = :scope AND scope_id = :scope_id AND namespace = :namespace AND key = :key;
+
+-- name: list_memory_in_namespace
+SELECT * FROM memory
+WHERE scope = :scope AND scope_id = :scope_id
+  AND (namespace = :namespace
+       OR (:recursive AND (:namespace = ''
+           OR substr(namespace, 1, length(:namespace) + 1) = :namespace || char(31))))
+ORDER BY updated_at DESC, namespace, key
+LIMIT :limit OFFSET :offset;
+
+-- name: delete_memory
+DELETE FROM memory
+WHERE scope = :scope AND scope_id = :scope_id AND namespace = :namespace AND key = :key
+RETURNING session_id;
+
+-- name: list_namespaces
+SELECT DISTINCT namespace FROM memory
+WHERE scope = 'user' AND scope_id = :owner AND namespace <> ''
+  AND (:prefix = '' OR namespace = :prefix
+       OR substr(namespace, 1, length(:prefix) + 1) = :prefix || char(31))
+ORDER BY namespace
+LIMIT :limit OFFSET :offset;

@@ -1,0 +1,18 @@
+"""SqliteStore: the Store protocol on an embedded SQLite file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tether.store.sql.store import SqlStore
+from tether.store.sqlite.database import Durability, SqliteDatabase
+
+
+class SqliteStore(SqlStore):
+    """tether's default store: one SQLite file in WAL mode; ``:memory:`` for tests."""
+
+    def __init__(
+        self, path: str | Path, *, durability: Durability = "normal", migrate: bool = True
+    ) -> None:
+        self.database = SqliteDatabase(path, durability=durability, migrate=migrate)
+        super().__init__(self.database)
