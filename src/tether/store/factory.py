@@ -36,3 +36,17 @@ def open_store(url: str | Path = DEFAULT_DB, *, durability: str = "normal") -> S
     if durability not in ("normal", "full"):
         raise UsageError(f"durability must be 'normal' or 'full', not {durability!r}")
     return SqliteStore(sqlite_path(text), durability=durability)  # type: ignore[arg-type]
+
+
+def migrate_store(url: str | Path = DEFAULT_DB) -> tuple[int, int]:
+    """Create or migrate the database at url; (schema version before, after)."""
+    text = str(url)
+    if is_postgres(text):
+        raise UsageError("PostgreSQL support is not installed in this build of tether")
+    from tether.store.sqlite.database import SqliteDatabase
+
+    database = SqliteDatabase(sqlite_path(text), migrate=False)
+    try:
+        return database.migrate()
+    finally:
+        database.close_now()

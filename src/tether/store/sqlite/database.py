@@ -104,6 +104,10 @@ class SqliteDatabase:
             return _current_version(self._conn)
 
     async def close(self) -> None:
+        self.close_now()
+
+    def close_now(self) -> None:
+        """Close the connection (from synchronous code)."""
         with self._lock:
             if not self._closed:
                 self._closed = True

@@ -1,0 +1,73 @@
+"""Shared CLI plumbing: the --db/--json options, opening the store, one-line errors."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from tether.core.errors import TetherError
+from tether.runtime.facade import Tether
+from tether.runtime.facade import open as open_tether
+from tether.store.factory import DEFAULT_DB, is_postgres, sqlite_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        envvar="TETHER_DB",
+        help="Database: a SQLite file path or a postgresql:// URL.",
+        show_default=True,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+DEFAULT_DB_PATH = DEFAULT_DB
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print one clear line to stderr and exit non-zero."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def handles_errors(fn: F) -> F:
+    """Turn tether's errors (and interrupted commands) into one line and an exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TetherError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except OSError as exc:
+            fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+        return None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def open_db(db: str, *, create: bool = False, worker: bool = False) -> Tether:
+    """Open the database; refuse a missing SQLite file unless create."""
+    if not is_postgres(db):
+        path = sqlite_path(db)
+        if path != ":memory:" and not create and not Path(path).exists():
+            fail(f"no tether database at {path} (run `tether demo`, or pass --db / TETHER_DB)")
+    return open_tether(db, worker=worker)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()

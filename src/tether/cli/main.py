@@ -1,0 +1,184 @@
+"""The ``tether`` command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tether.cli import render
+from tether.cli.app import (
+    DbOption,
+    JsonOption,
+    console,
+    handles_errors,
+    open_db,
+    print_json,
+)
+from tether.cli.report import run_report, session_report
+from tether.core.run import Run
+from tether.core.serde import to_data
+from tether.store.factory import DEFAULT_DB
+
+app = typer.Typer(
+    name="tether",
+    help="tether: durable Sessions and Runs for AI agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+sessions_app = typer.Typer(help="Sessions: the long conversations.", no_args_is_help=True)
+runs_app = typer.Typer(help="Runs: one task inside a session.", no_args_is_help=True)
+db_app = typer.Typer(help="The database.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(runs_app, name="runs")
+app.add_typer(db_app, name="db")
+
+
+@app.command()
+@handles_errors
+def demo(
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(help="Copy the demo project here instead of a new temporary folder."),
+    ] = None,
+) -> None:
+    """Play the seed scenario: one session, runs that analyse, fix and verify a real project."""
+    from tether.demo.scenario import copy_project, play
+
+    if workspace is not None and workspace.exists():
+        raise typer.BadParameter(f"{workspace} already exists", param_hint="--workspace")
+    project = copy_project(workspace)
+    with open_db(db, create=True, worker=True) as tt:
+        if not json:
+            console.print(f"[dim]project copied to {project}; database {db}[/]")
+
+        def progress(number: int, run: Run) -> None:
+            if not json:
+                console.print(
+                    f"  Run {number} ",
+                    render.status(run.status.value),
+                    f" {run.goal}",
+                    style="bold",
+                )
+
+        result = play(tt, project, on_run=progress)
+        report = session_report(tt, result.session.id)
+        if json:
+            data = report.to_data()
+            data["workspace"] = str(project)
+            data["db"] = db
+            print_json(data)
+            return
+        console.print()
+        render.print_session(console, report, tt.service.clock.now())
+        console.print(
+            f"\nThe session is still [bold green]{report.session.status.value}[/]: runs finished, "
+            "the conversation goes on. Look again from a new process with\n"
+            f"  tether sessions show {report.session.id} --db {db}\n"
+            f"  tether runs show {report.runs[0].run.id} --db {db}"
+        )
+
+
+@sessions_app.command("list")
+@handles_errors
+def sessions_list(
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    status: Annotated[str | None, typer.Option(help="active, closed or expired")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many, newest activity first.")] = 50,
+) -> None:
+    """List sessions, newest activity first."""
+    with open_db(db) as tt:
+        sessions = tt.sessions.list(status=status, limit=limit)
+        if json:
+            print_json({"data": to_data(list(sessions))})
+        else:
+            console.print(render.sessions_table(list(sessions), tt.service.clock.now()))
+
+
+@sessions_app.command("show")
+@handles_errors
+def sessions_show(session_id: str, db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
+    """Show a session: its runs with their steps and tool calls, and its memory."""
+    with open_db(db) as tt:
+        report = session_report(tt, session_id)
+        if json:
+            print_json(report.to_data())
+        else:
+            render.print_session(console, report, tt.service.clock.now())
+
+
+@sessions_app.command("close")
+@handles_errors
+def sessions_close(session_id: str, db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
+    """Close a session (its unfinished runs are cancelled); closing twice is harmless."""
+    with open_db(db) as tt:
+        session = tt.sessions.get(session_id).close()
+        if json:
+            print_json(to_data(session))
+        else:
+            console.print(f"session {session.id} is ", render.status(session.status.value))
+
+
+@runs_app.command("list")
+@handles_errors
+def runs_list(
+    session_id: str,
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
+) -> None:
+    """List the runs of a session, Run 1 first."""
+    with open_db(db) as tt:
+        runs = tt.sessions.get(session_id).runs.list(status=status)
+        if json:
+            print_json({"data": to_data(list(runs))})
+        else:
+            console.print(render.runs_table(list(runs)))
+
+
+@runs_app.command("show")
+@handles_errors
+def runs_show(run_id: str, db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
+    """Show a run: status, times, steps (tool calls with input and output), memory, error."""
+    with open_db(db) as tt:
+        report = run_report(tt, tt.runs.get(run_id))
+        if json:
+            print_json(report.to_data())
+        else:
+            console.print(render.run_tree(report))
+
+
+@app.command()
+@handles_errors
+def sweep(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
+    """Persist the expiry of every session past its TTL (cancelling their unfinished runs)."""
+    with open_db(db) as tt:
+        swept = tt.sweep_expired()
+        if json:
+            print_json({"expired": [s.id for s in swept]})
+        else:
+            console.print(f"{len(swept)} session(s) expired")
+
+
+@db_app.command("migrate")
+@handles_errors
+def db_migrate(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
+    """Create the database or bring it to the newest schema."""
+    from tether.store.factory import migrate_store
+
+    before, after = migrate_store(db)
+    if json:
+        print_json({"db": db, "from_version": before, "to_version": after})
+    elif before == after:
+        console.print(f"{db} is at schema version {after}: nothing to do")
+    else:
+        console.print(f"{db} migrated from schema version {before} to {after}")
+
+
+def main() -> None:
+    app()

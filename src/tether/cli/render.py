@@ -1,0 +1,213 @@
+"""Rich rendering of sessions, runs, steps and memory for the terminal."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from tether.cli.report import RunReport, SessionReport
+from tether.core.memory import MemoryItem
+from tether.core.run import Run
+from tether.core.session import Session
+from tether.core.step import Step, StepKind
+
+STATUS_STYLE = {
+    "active": "bold green",
+    "closed": "yellow",
+    "expired": "red",
+    "ready": "cyan",
+    "running": "bold blue",
+    "waiting": "bold magenta",
+    "completed": "green",
+    "failed": "bold red",
+    "timed_out": "red",
+    "cancelled": "yellow",
+    "in_doubt": "bold yellow",
+}
+
+
+def status(value: str) -> Text:
+    return Text(value, style=STATUS_STYLE.get(value, ""))
+
+
+def clock(moment: datetime | None) -> str:
+    if moment is None:
+        return "—"
+    return moment.strftime("%H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
+
+
+def when(moment: datetime | None) -> str:
+    return "—" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def short(value: Any, limit: int = 90) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def expires(session: Session, now: datetime) -> str:
+    at = session.expires_at
+    if at is None:
+        return "never" if session.status.value == "active" else "—"
+    left = (at - now).total_seconds()
+    if left <= 0:
+        return "now"
+    days, rest = divmod(int(left), 86400)
+    return f"in {days}d {rest // 3600}h" if days else f"in {rest // 3600}h {rest % 3600 // 60}m"
+
+
+def step_line(step: Step) -> Text:
+    line = Text(f"{step.seq:>2} ")
+    line.append(f"{step.kind.value:<10} ", style="dim")
+    line.append(f"{step.name} ", style="bold")
+    line.append_text(status(step.status.value))
+    line.append(f"  {seconds(step.duration_seconds)}", style="dim")
+    if step.kind is StepKind.TOOL_CALL:
+        args = (step.input or {}).get("arguments", step.input)
+        line.append(f"\n     in:  {short(args)}", style="dim")
+        if step.error is not None:
+            line.append(f"\n     err: {short(step.error.message)}", style="red")
+        else:
+            line.append(f"\n     out: {short(step.output)}", style="dim")
+    elif step.kind is StepKind.MODEL_CALL and not step.usage.is_zero():
+        line.append(f"  tokens {step.usage.input_tokens}→{step.usage.output_tokens}", style="dim")
+    elif step.error is not None:
+        line.append(f"  {short(step.error.message)}", style="red")
+    return line
+
+
+def run_label(run: Run, steps: list[Step]) -> Text:
+    label = Text(f"Run {run.seq} ", style="bold")
+    label.append_text(status(run.status.value))
+    label.append(f"  {run.goal}", style="italic")
+    tools = sum(1 for s in steps if s.kind is StepKind.TOOL_CALL)
+    label.append(
+        f"\n  {clock(run.started_at)} → {clock(run.ended_at)}  ({seconds(run.duration_seconds)})"
+        f"  {len(steps)} steps, {tools} tool calls  agent={run.agent}  id={run.id}",
+        style="dim",
+    )
+    if run.error is not None:
+        label.append(f"\n  error: {run.error.type}: {run.error.message}", style="bold red")
+    elif run.output is not None:
+        output = (
+            run.output.get("summary", run.output) if isinstance(run.output, dict) else run.output
+        )
+        label.append(f"\n  output: {short(output, 160)}", style="green")
+    return label
+
+
+def run_tree(report: RunReport, parent: Tree | None = None) -> Tree:
+    label = run_label(report.run, report.steps)
+    node = parent.add(label) if parent is not None else Tree(label)
+    for step in report.steps:
+        node.add(step_line(step))
+    if report.memory:
+        memory = node.add(Text("working memory", style="bold"))
+        for item in report.memory:
+            memory.add(f"{item.key} = {short(item.value)}")
+    return node
+
+
+def session_tree(report: SessionReport, now: datetime) -> Tree:
+    s = report.session
+    label = Text("Session ", style="bold")
+    label.append(f"{s.title or '(untitled)'} ", style="bold italic")
+    label.append_text(status(s.status.value))
+    label.append(
+        f"\n  id={s.id}  created {when(s.created_at)}  last activity {when(s.last_activity_at)}"
+        f"  expires {expires(s, now)}  runs={s.run_count}",
+        style="dim",
+    )
+    tree = Tree(label)
+    for run in report.runs:
+        run_tree(run, tree)
+    return tree
+
+
+def memory_table(title: str, items: list[MemoryItem], runs: dict[str, int]) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    table.add_column("key", style="bold")
+    table.add_column("value")
+    table.add_column("from", style="dim")
+    for item in items:
+        source = f"run {runs[item.source_run_id]}" if item.source_run_id in runs else "—"
+        table.add_row(item.key, short(item.value, 100), source)
+    if not items:
+        table.add_row("—", "(empty)", "")
+    return table
+
+
+def session_view(report: SessionReport, now: datetime) -> Group:
+    runs = {r.run.id: r.run.seq for r in report.runs}
+    parts: list[Any] = [session_tree(report, now)]
+    parts.append(memory_table("Session memory (every run sees it)", report.memory, runs))
+    for run in report.runs:
+        if run.memory:
+            parts.append(
+                memory_table(f"Run {run.run.seq} working memory (that run only)", run.memory, runs)
+            )
+    parts.append(
+        memory_table("User memory (all of this owner's sessions)", report.user_memory, runs)
+    )
+    tally: dict[str, int] = {}
+    for step in report.tool_calls:
+        tally[step.name] = tally.get(step.name, 0) + 1
+    summary = ", ".join(f"{name} x{n}" for name, n in sorted(tally.items())) or "none"
+    parts.append(
+        Text(
+            f"Tool history (aggregated over {len(report.runs)} runs): "
+            f"{len(report.tool_calls)} calls — {summary}"
+        )
+    )
+    return Group(*parts)
+
+
+def print_session(console: Console, report: SessionReport, now: datetime) -> None:
+    console.print(session_view(report, now))
+
+
+def sessions_table(sessions: list[Session], now: datetime) -> Table:
+    table = Table(title="Sessions", title_justify="left")
+    for column in ("id", "title", "status", "runs", "last activity", "expires"):
+        table.add_column(column)
+    for s in sessions:
+        table.add_row(
+            s.id,
+            s.title or "",
+            status(s.status.value),
+            str(s.run_count),
+            when(s.last_activity_at),
+            expires(s, now),
+        )
+    return table
+
+
+def runs_table(runs: list[Run]) -> Table:
+    table = Table(title="Runs", title_justify="left")
+    for column in ("seq", "id", "status", "goal", "agent", "started", "duration", "error"):
+        table.add_column(column)
+    for r in runs:
+        table.add_row(
+            str(r.seq),
+            r.id,
+            status(r.status.value),
+            short(r.goal, 40),
+            r.agent,
+            when(r.started_at),
+            seconds(r.duration_seconds),
+            short(f"{r.error.type}: {r.error.message}", 50) if r.error else "",
+        )
+    return table

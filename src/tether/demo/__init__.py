@@ -1,0 +1,1 @@
+"""The seed scenario, played by ``tether demo`` on a bundled project."""

@@ -1,0 +1,5 @@
+"""calc: small arithmetic helpers and a report."""
+
+from calc.core import add, mean
+
+__all__ = ["add", "mean"]
