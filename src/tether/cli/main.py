@@ -180,5 +180,36 @@ def db_migrate(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
         console.print(f"{db} migrated from schema version {before} to {after}")
 
 
+@app.command()
+@handles_errors
+def worker(
+    db: DbOption = DEFAULT_DB,
+    concurrency: Annotated[
+        int, typer.Option(envvar="TETHER_CONCURRENCY", help="Runs executed at once.", min=1)
+    ] = 8,
+    lease_seconds: Annotated[
+        float, typer.Option(help="A run's lease; renewed every third of it.", min=1.0)
+    ] = 15.0,
+    grace_seconds: Annotated[
+        float,
+        typer.Option(help="On SIGTERM, how long running runs may take before handed back."),
+    ] = 10.0,
+    agents: Annotated[
+        str | None,
+        typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),
+    ] = None,
+) -> None:
+    """Execute runs from the database until SIGTERM (then drain gracefully)."""
+    from tether.cli.worker import serve_worker
+
+    serve_worker(
+        db,
+        concurrency=concurrency,
+        lease_seconds=lease_seconds,
+        grace_seconds=grace_seconds,
+        agents=agents,
+    )
+
+
 def main() -> None:
     app()
