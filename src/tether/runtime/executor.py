@@ -24,6 +24,7 @@ from tether.runtime.context_assembly import assemble_context
 from tether.runtime.models.base import Model
 from tether.runtime.run_context import RunContext, RunSuspended
 from tether.runtime.settings import RuntimeSettings
+from tether.runtime.tools import ToolRegistry
 from tether.store.base import Store
 from tether.store.changes import run_topic
 
@@ -182,6 +183,7 @@ class Executor:
             MemoryScope.USER: await store.list_memory(scope=MemoryScope.USER, scope_id=run.owner),
         }
         return RunContext(
+            tools=ToolRegistry(self._agents.tools(run.agent)),
             store=store,
             clock=self._clock,
             run=run,
