@@ -66,6 +66,21 @@ class ChangeFeed:
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 loop.call_soon_threadsafe(_wake, fut)
 
+    def publish_all(self) -> None:
+        """Wake every waiter, and every later wait since an earlier cursor: for when
+        notifications may have been lost (a listener reconnected)."""
+        with self._lock:
+            self._seq += 1
+            self._last.clear()
+            self._floor = self._seq
+            woken = [entry for bucket in self._waiters.values() for entry in bucket]
+            self._waiters.clear()
+        for loop, fut in woken:
+            if loop.is_closed():
+                continue
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_wake, fut)
+
     async def wait(
         self, topics: Iterable[str], timeout: float | None, since: int | None = None
     ) -> bool:

@@ -21,6 +21,8 @@ class SqlBase:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        #: The backend's connections and named queries (for tools such as db copy).
+        self.database: Database = db
         self.changes: ChangeFeed = db.changes
         self.location: str = db.location
 
@@ -37,10 +39,9 @@ class SqlBase:
         session_id: str | None = None,
         run_id: str | None = None,
         data: dict[str, Any] | None = None,
-    ) -> int:
+    ) -> None:
         """Append an event in tx and announce it when tx commits."""
-        row = await tx.one(
-            "insert_event",
+        await tx.append_event(
             type=type_,
             owner=owner,
             session_id=session_id,
@@ -48,7 +49,6 @@ class SqlBase:
             data=self._j(to_data(data or {})),
             created_at=to_us(now),
         )
-        assert row is not None
         topics = [f"owner:{owner}"]
         if session_id:
             topics.append(session_topic(session_id))
@@ -57,7 +57,6 @@ class SqlBase:
         if type_.startswith("run."):
             topics.append(RUNS_TOPIC)
         tx.publish(*topics)
-        return int(row["id"])
 
     async def _touch_active(
         self,

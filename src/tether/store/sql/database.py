@@ -11,8 +11,8 @@ from tether.store.changes import ChangeFeed
 Row = Mapping[str, Any]
 
 
-class Tx(Protocol):
-    """One open transaction (or read snapshot)."""
+class ReadTx(Protocol):
+    """Reads: named queries that change nothing."""
 
     async def one(self, query: str, /, **params: Any) -> Row | None:
         """The first row of a named query, or None."""
@@ -20,8 +20,19 @@ class Tx(Protocol):
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         """Every row of a named query."""
 
+
+class Tx(ReadTx, Protocol):
+    """One open write transaction."""
+
     async def run(self, query: str, /, **params: Any) -> int:
         """Execute a named query; the number of rows it changed."""
+
+    async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
+        """Execute a named query once per parameter set (bulk copies)."""
+
+    async def append_event(self, **params: Any) -> None:
+        """Append an event (type, owner, session_id, run_id, data, created_at). Event ids of a
+        session increase in commit order, so a reader resuming after an id never skips one."""
 
     def publish(self, *topics: str) -> None:
         """Announce topics on the change feed once (and only if) the transaction commits."""
@@ -36,8 +47,8 @@ class Database(Protocol):
     def write(self) -> AbstractAsyncContextManager[Tx]:
         """A write transaction: serialised with other writers, committed on exit."""
 
-    def read(self) -> AbstractAsyncContextManager[Tx]:
-        """A read-only snapshot."""
+    def read(self) -> AbstractAsyncContextManager[ReadTx]:
+        """Reads that see committed data (each statement, at least, a consistent snapshot)."""
 
     def dump_json(self, value: Any) -> Any:
         """The parameter that stores value in a JSON column."""

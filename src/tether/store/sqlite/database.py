@@ -44,6 +44,13 @@ class _Tx:
     async def run(self, query: str, /, **params: Any) -> int:
         return self._conn.execute(_QUERIES[query], params).rowcount
 
+    async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
+        self._conn.executemany(_QUERIES[query], rows)
+
+    async def append_event(self, **params: Any) -> None:
+        # One writer at a time: ids are allocated in commit order already.
+        self._conn.execute(_QUERIES["insert_event"], params)
+
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
 

@@ -4,8 +4,7 @@
 
 -- name: insert_event
 INSERT INTO events (type, owner, session_id, run_id, data, created_at)
-VALUES (:type, :owner, :session_id, :run_id, :data, :created_at)
-RETURNING id;
+VALUES (:type, :owner, :session_id, :run_id, :data, :created_at);
 
 -- name: events_of_session
 SELECT * FROM events WHERE session_id = :session_id AND id > :after_id ORDER BY id LIMIT :limit;
@@ -431,3 +430,113 @@ WHERE scope = 'user' AND scope_id = :owner AND namespace <> ''
        OR substr(namespace, 1, length(:prefix) + 1) = :prefix || char(31))
 ORDER BY namespace
 LIMIT :limit OFFSET :offset;
+
+-- db copy: every table whole, by key, in the same order on both backends ---------------------
+
+-- name: copy_count_sessions
+SELECT count(*) AS n FROM sessions;
+
+-- name: copy_page_sessions
+SELECT * FROM sessions WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_sessions
+INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
+                     updated_at, last_activity_at, closed_at, run_count, message_count,
+                     input_tokens, output_tokens, model_requests)
+VALUES (:id, :owner, :title, :status, :metadata, :context, :ttl_seconds, :created_at,
+        :updated_at, :last_activity_at, :closed_at, :run_count, :message_count, :input_tokens,
+        :output_tokens, :model_requests);
+
+-- name: copy_clear_sessions
+DELETE FROM sessions;
+
+-- name: copy_count_runs
+SELECT count(*) AS n FROM runs;
+
+-- name: copy_page_runs
+SELECT * FROM runs WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_runs
+INSERT INTO runs (id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at,
+                 started_at, ended_at, error, output, input_tokens, output_tokens,
+                 model_requests, attempt, max_attempts, metadata, timeout_seconds,
+                 wait_timeout_seconds, idempotency_key, waiting_for, context, worker_id,
+                 lease_expires_at, deadline_at, not_before, step_count)
+VALUES (:id, :session_id, :owner, :seq, :agent, :goal, :input, :status, :created_at,
+        :updated_at, :started_at, :ended_at, :error, :output, :input_tokens, :output_tokens,
+        :model_requests, :attempt, :max_attempts, :metadata, :timeout_seconds,
+        :wait_timeout_seconds, :idempotency_key, :waiting_for, :context, :worker_id,
+        :lease_expires_at, :deadline_at, :not_before, :step_count);
+
+-- name: copy_clear_runs
+DELETE FROM runs;
+
+-- name: copy_count_steps
+SELECT count(*) AS n FROM steps;
+
+-- name: copy_page_steps
+SELECT * FROM steps WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_steps
+INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
+                  error, started_at, ended_at, input_tokens, output_tokens, model_requests,
+                  attempt)
+VALUES (:id, :run_id, :session_id, :seq, :position, :kind, :name, :status, :input, :output,
+        :error, :started_at, :ended_at, :input_tokens, :output_tokens, :model_requests, :attempt);
+
+-- name: copy_clear_steps
+DELETE FROM steps;
+
+-- name: copy_count_messages
+SELECT count(*) AS n FROM messages;
+
+-- name: copy_page_messages
+SELECT * FROM messages WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_messages
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at)
+VALUES (:id, :session_id, :seq, :role, :content, :run_id, :metadata, :created_at);
+
+-- name: copy_clear_messages
+DELETE FROM messages;
+
+-- name: copy_count_memory
+SELECT count(*) AS n FROM memory;
+
+-- name: copy_page_memory
+SELECT * FROM memory
+WHERE (scope, scope_id, namespace, key)
+      > (:after_scope, :after_scope_id, :after_namespace, :after_key)
+ORDER BY scope, scope_id, namespace, key LIMIT :limit;
+
+-- name: copy_insert_memory
+INSERT INTO memory (scope, scope_id, namespace, key, value, session_id, source_run_id,
+                   created_at, updated_at)
+VALUES (:scope, :scope_id, :namespace, :key, :value, :session_id, :source_run_id, :created_at,
+        :updated_at);
+
+-- name: copy_clear_memory
+DELETE FROM memory;
+
+-- name: copy_count_events
+SELECT count(*) AS n FROM events;
+
+-- name: copy_page_events
+SELECT * FROM events WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_events
+INSERT INTO events (id, type, owner, session_id, run_id, data, created_at)
+VALUES (:id, :type, :owner, :session_id, :run_id, :data, :created_at);
+
+-- name: copy_clear_events
+DELETE FROM events;
+
+-- name: copy_bump_sequences
+-- AUTOINCREMENT already follows explicit ids; this only makes sure of it.
+UPDATE sqlite_sequence SET seq = (SELECT MAX(id) FROM events)
+WHERE name = 'events' AND seq < (SELECT MAX(id) FROM events);
