@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tether.core.errors import UsageError
 from tether.store.base import Store
+
+if TYPE_CHECKING:
+    from tether.store.postgres.store import PostgresStore
 
 DEFAULT_DB = "tether.db"
 
@@ -28,7 +32,7 @@ def open_store(url: str | Path = DEFAULT_DB, *, durability: str = "normal") -> S
     ``postgresql://`` URL)."""
     text = str(url)
     if is_postgres(text):
-        raise UsageError("PostgreSQL support is not installed in this build of tether")
+        return _postgres_store(text)
     if "://" in text and not text.startswith("sqlite:"):
         raise UsageError(f"unsupported database URL {text!r}: use a file path or postgresql://")
     from tether.store.sqlite.store import SqliteStore
@@ -42,7 +46,7 @@ def migrate_store(url: str | Path = DEFAULT_DB) -> tuple[int, int]:
     """Create or migrate the database at url; (schema version before, after)."""
     text = str(url)
     if is_postgres(text):
-        raise UsageError("PostgreSQL support is not installed in this build of tether")
+        return _postgres_store(text, migrate=False).database.migrate()
     from tether.store.sqlite.database import SqliteDatabase
 
     database = SqliteDatabase(sqlite_path(text), migrate=False)
@@ -50,3 +54,13 @@ def migrate_store(url: str | Path = DEFAULT_DB) -> tuple[int, int]:
         return database.migrate()
     finally:
         database.close_now()
+
+
+def _postgres_store(url: str, *, migrate: bool = True) -> PostgresStore:
+    try:
+        from tether.store.postgres.store import PostgresStore
+    except ImportError as exc:  # psycopg is an optional extra
+        raise UsageError(
+            f"PostgreSQL needs psycopg: pip install 'tether[postgres]' ({exc})"
+        ) from exc
+    return PostgresStore(url, migrate=migrate)

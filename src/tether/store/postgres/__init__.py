@@ -1,0 +1,1 @@
+"""The PostgreSQL store: many processes on many machines sharing one database."""

@@ -1,0 +1,357 @@
+"""PostgreSQL connection handling: a psycopg 3 async pool, named queries, NOTIFY, migrations.
+
+Connections are autocommit; a write transaction is an explicit BEGIN … COMMIT on one pooled
+connection. Its events are appended last, just before COMMIT, after taking a transaction-level
+advisory lock per session (keys sorted, so two writers never wait on each other in a cycle):
+event ids of a session are therefore allocated, and committed, in lock order. Its change topics
+are sent with pg_notify in the same transaction, so other nodes hear of them at commit.
+
+A pooled connection found dead when a transaction starts (the server restarted) is replaced
+transparently, and so is one a read statement fails on; work in flight on a connection that dies
+fails with StoreUnavailable. The pool opens on first use, on the event loop using the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.pq import TransactionStatus
+from psycopg.rows import dict_row
+from psycopg.types.string import TextLoader
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from tether.core.errors import StoreError, StoreUnavailable, UsageError
+from tether.store.changes import ChangeFeed
+from tether.store.migrate import load_migrations, pending
+from tether.store.postgres.listener import Listener, notify_payloads
+from tether.store.sql.database import Row
+from tether.store.sql.queries import load_queries
+
+_PACKAGE = "tether.store.postgres"
+_QUERIES = load_queries(_PACKAGE)
+#: pg_advisory_lock(int, int) key serialising migrations across nodes (its own key space).
+_MIGRATION_LOCK = (0x7E7E, 1)
+#: tether's own URL parameters (the rest go to libpq), with their defaults.
+_POOL_OPTIONS = {"pool_min_size": 1, "pool_max_size": 10, "pool_timeout": 10.0}
+#: SQLSTATEs of losing a race with a concurrent transaction: serialization failure, deadlock,
+#: unique violation (e.g. two claims into one session, refused by the one-active-run index).
+_RACES = frozenset({"40001", "40P01", "23505"})
+_EVENT_COLUMNS = ("type", "owner", "session_id", "run_id", "data", "created_at")
+
+AsyncConn = psycopg.AsyncConnection[dict[str, Any]]
+
+
+class ConcurrentUpdate(StoreUnavailable):
+    """A concurrent transaction got in the way (deadlock, serialization failure or a racing
+    insert); the whole operation can be retried."""
+
+    code = "concurrent_update"
+
+
+def lock_key(name: str) -> int:
+    """The advisory-lock key of a session (or owner): the same on every node."""
+    digest = hashlib.blake2b(name.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+class _Reader:
+    """Reads: each statement on a pooled autocommit connection, so it is its own snapshot."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+
+    async def one(self, query: str, /, **params: Any) -> Row | None:
+        rows = await self._db.fetch(_QUERIES[query], params)
+        return rows[0] if rows else None
+
+    async def all(self, query: str, /, **params: Any) -> list[Row]:
+        return list(await self._db.fetch(_QUERIES[query], params))
+
+
+class _Tx:
+    """One write transaction on one connection."""
+
+    def __init__(self, conn: AsyncConn) -> None:
+        self._conn = conn
+        self.topics: list[str] = []
+        self._events: list[dict[str, Any]] = []
+
+    async def one(self, query: str, /, **params: Any) -> Row | None:
+        cur = await self._conn.execute(_QUERIES[query], params)
+        return await cur.fetchone() if cur.description else None
+
+    async def all(self, query: str, /, **params: Any) -> list[Row]:
+        cur = await self._conn.execute(_QUERIES[query], params)
+        return list(await cur.fetchall())
+
+    async def run(self, query: str, /, **params: Any) -> int:
+        cur = await self._conn.execute(_QUERIES[query], params)
+        return cur.rowcount
+
+    async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
+        async with self._conn.cursor() as cur:
+            await cur.executemany(_QUERIES[query], rows)
+
+    async def append_event(self, **params: Any) -> None:
+        self._events.append(params)
+
+    def publish(self, *topics: str) -> None:
+        self.topics.extend(topics)
+
+    async def commit(self, source: str) -> None:
+        """Append the events under their sessions' locks, notify, and COMMIT: one round trip."""
+        conn = self._conn
+        async with conn.pipeline():
+            if self._events:
+                keys = {lock_key(e["session_id"] or f"owner:{e['owner']}") for e in self._events}
+                await conn.execute(_QUERIES["lock_sessions"], {"keys": sorted(keys)})
+                await conn.execute(
+                    _QUERIES["insert_events"],
+                    {c: [e[c] for e in self._events] for c in _EVENT_COLUMNS},
+                )
+            if self.topics:
+                payloads = notify_payloads(source, self.topics)
+                await conn.execute(_QUERIES["notify"], {"payloads": payloads})
+            await conn.execute("COMMIT")
+
+
+class PostgresDatabase:
+    """A tether database in PostgreSQL, shared by any number of processes and machines."""
+
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
+        self._conninfo, options = _split_url(url)
+        self.location = _redact(url)
+        self.changes = ChangeFeed()
+        self._source = secrets.token_hex(6)
+        self._min_size = int(options["pool_min_size"])
+        self._max_size = int(options["pool_max_size"])
+        self._timeout = float(options["pool_timeout"])
+        if not 1 <= self._min_size <= self._max_size:
+            raise UsageError("need 1 <= pool_min_size <= pool_max_size in the database URL")
+        self._pool: AsyncConnectionPool[AsyncConn] | None = None
+        self._opening = asyncio.Lock()
+        self._listener = Listener(self._conninfo, self.changes, self._source)
+        self._listening: asyncio.Task[None] | None = None
+        self._closed = False
+        if migrate:
+            self.migrate()
+
+    # -- Database protocol ---------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[_Tx]:
+        pool = await self._open()
+        conn = await self._begin(pool)
+        tx = _Tx(conn)
+        try:
+            try:
+                yield tx
+                await tx.commit(self._source)
+            except BaseException as exc:
+                await _abandon(conn)
+                if isinstance(exc, psycopg.Error):
+                    raise _store_error(exc, self.location) from exc
+                raise
+        finally:
+            await pool.putconn(conn)
+        if tx.topics:
+            self.changes.publish(tx.topics)
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[_Reader]:
+        await self._open()
+        yield _Reader(self)
+
+    def dump_json(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    def load_json(self, column: Any) -> Any:
+        return None if column is None else json.loads(column)
+
+    def is_unique_violation(self, exc: BaseException) -> bool:
+        return isinstance(exc, pg_errors.UniqueViolation) or isinstance(
+            exc.__cause__, pg_errors.UniqueViolation
+        )
+
+    async def schema_version(self) -> int:
+        rows = await self.fetch("SELECT COALESCE(MAX(version), 0) AS v FROM schema_version", {})
+        return int(rows[0]["v"])
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._listening is not None:
+            self._listening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listening
+            self._listening = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    # -- statements ----------------------------------------------------------------------------
+
+    async def fetch(self, sql: str, params: dict[str, Any]) -> list[Row]:
+        """Run a read statement; retried on another connection when its connection was dead."""
+        pool = await self._open()
+        for attempt in range(self._max_size + 1):
+            conn = await self._getconn(pool)
+            try:
+                cur = await conn.execute(sql, params)
+                return list(await cur.fetchall())
+            except psycopg.Error as exc:
+                if not (conn.broken and attempt < self._max_size):
+                    raise _store_error(exc, self.location) from exc
+            finally:
+                await pool.putconn(conn)
+        raise AssertionError("unreachable")
+
+    async def _begin(self, pool: AsyncConnectionPool[AsyncConn]) -> AsyncConn:
+        """A pooled connection with an open transaction; dead connections are replaced."""
+        for attempt in range(self._max_size + 1):
+            conn = await self._getconn(pool)
+            try:
+                await conn.execute("BEGIN")
+                return conn
+            except psycopg.Error as exc:
+                await pool.putconn(conn)
+                if not (conn.broken and attempt < self._max_size):
+                    raise _store_error(exc, self.location) from exc
+        raise AssertionError("unreachable")
+
+    async def _getconn(self, pool: AsyncConnectionPool[AsyncConn]) -> AsyncConn:
+        try:
+            return await pool.getconn()
+        except PoolTimeout as exc:
+            raise StoreUnavailable(
+                f"{self.location}: no database connection within {self._timeout:g} s ({exc})"
+            ) from exc
+
+    async def _open(self) -> AsyncConnectionPool[AsyncConn]:
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed")
+        if self._pool is not None:
+            return self._pool
+        async with self._opening:
+            if self._pool is None:
+                pool: AsyncConnectionPool[AsyncConn] = AsyncConnectionPool(
+                    self._conninfo,
+                    open=False,
+                    min_size=self._min_size,
+                    max_size=self._max_size,
+                    timeout=self._timeout,
+                    kwargs={"autocommit": True, "row_factory": dict_row},
+                    configure=_configure,
+                    name="tether",
+                )
+                await pool.open()
+                self._listening = asyncio.create_task(self._listener.run(), name="tether listen")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._listener.ready.wait(), self._timeout)
+                self._pool = pool
+        return self._pool
+
+    # -- migrations ----------------------------------------------------------------------------
+
+    def migrate(self) -> tuple[int, int]:
+        """Bring the database to the newest schema; (version before, version after). Safe to
+        run from many nodes at once: they queue on an advisory lock."""
+        migrations = load_migrations(_PACKAGE)
+        try:
+            with psycopg.connect(self._conninfo, autocommit=True) as conn:
+                before = _current_version(conn)
+                if not pending(migrations, before, self.location):
+                    return before, before
+                conn.execute("SELECT pg_advisory_lock(%s, %s)", _MIGRATION_LOCK)
+                try:
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY,"
+                        " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+                    )
+                    before = _current_version(conn)  # another node may have migrated meanwhile
+                    todo = pending(migrations, before, self.location)
+                    for migration in todo:
+                        with conn.transaction():
+                            conn.execute(migration.sql.encode())
+                            conn.execute(
+                                "INSERT INTO schema_version (version, name) VALUES (%s, %s)",
+                                (migration.version, migration.name),
+                            )
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s, %s)", _MIGRATION_LOCK)
+        except psycopg.Error as exc:
+            raise _store_error(exc, self.location) from exc
+        return before, todo[-1].version if todo else before
+
+
+async def _configure(conn: AsyncConn) -> None:
+    conn.adapters.register_loader("jsonb", TextLoader)  # JSON columns arrive as text
+
+
+async def _abandon(conn: AsyncConn) -> None:
+    """Roll back after a failure; a connection in an unknown state is closed, not reused."""
+    if conn.broken or conn.info.transaction_status == TransactionStatus.IDLE:
+        return
+    try:
+        await conn.execute("ROLLBACK")
+    except BaseException:
+        await conn.close()
+        raise
+
+
+def _store_error(exc: psycopg.Error, location: str) -> StoreError:
+    """tether's error for a psycopg error."""
+    if exc.sqlstate in _RACES:
+        return ConcurrentUpdate(f"{location}: {exc.diag.message_primary or exc}")
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return StoreUnavailable(f"{location}: the database connection failed: {exc}")
+    return StoreError(f"{location}: {exc}")
+
+
+def _current_version(conn: psycopg.Connection[Any]) -> int:
+    exists = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+    if not (exists and exists[0]):
+        return 0
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _split_url(url: str) -> tuple[str, dict[str, Any]]:
+    """libpq's URL (tether's pool_* parameters removed, timeouts defaulted) and those options."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    options: dict[str, Any] = dict(_POOL_OPTIONS)
+    rest = []
+    for name, value in query:
+        if name in _POOL_OPTIONS:
+            options[name] = value
+        else:
+            rest.append((name, value))
+    names = {name for name, _ in rest}
+    if "connect_timeout" not in names:
+        rest.append(("connect_timeout", "5"))
+    if "application_name" not in names:
+        rest.append(("application_name", "tether"))
+    return urlunsplit(parts._replace(query=urlencode(rest))), options
+
+
+def _redact(url: str) -> str:
+    """The URL without its password (and query)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    if parts.username:
+        host = f"{parts.username}@{host}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

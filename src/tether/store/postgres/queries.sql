@@ -1,0 +1,595 @@
+-- Every SQL statement of the PostgreSQL store, by name: the same names and parameters as the
+-- SQLite store's. Parameters are %(named)s; a parameter tested with IS NULL carries a cast.
+-- Times are BIGINT microseconds since the epoch; JSON parameters arrive as JSON text.
+
+-- events ---------------------------------------------------------------------------------------
+
+-- name: lock_sessions
+-- Taken right before a transaction appends its events; keys sorted, so no two wait in a cycle.
+SELECT pg_advisory_xact_lock(k) FROM unnest(%(keys)s::bigint[]) AS k;
+
+-- name: insert_events
+INSERT INTO events (type, owner, session_id, run_id, data, created_at)
+SELECT e.type, e.owner, e.session_id, e.run_id, e.data::jsonb, e.created_at
+FROM unnest(%(type)s::text[], %(owner)s::text[], %(session_id)s::text[], %(run_id)s::text[],
+            %(data)s::text[], %(created_at)s::bigint[])
+     WITH ORDINALITY AS e(type, owner, session_id, run_id, data, created_at, n)
+ORDER BY e.n;
+
+-- name: notify
+SELECT pg_notify('tether', p) FROM unnest(%(payloads)s::text[]) AS p;
+
+-- name: events_of_session
+SELECT * FROM events WHERE session_id = %(session_id)s AND id > %(after_id)s ORDER BY id
+LIMIT %(limit)s;
+
+-- name: events_of_run
+SELECT * FROM events WHERE run_id = %(run_id)s AND id > %(after_id)s ORDER BY id
+LIMIT %(limit)s;
+
+-- sessions -------------------------------------------------------------------------------------
+
+-- name: session_exists
+SELECT 1 FROM sessions WHERE id = %(id)s;
+
+-- name: insert_session
+INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
+                      updated_at, last_activity_at)
+VALUES (%(id)s, %(owner)s, %(title)s, %(status)s, %(metadata)s::jsonb, %(context)s::jsonb,
+        %(ttl_seconds)s, %(created_at)s, %(updated_at)s, %(last_activity_at)s);
+
+-- name: get_session
+SELECT * FROM sessions WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
+
+-- name: touch_active_session
+UPDATE sessions
+SET last_activity_at = %(now)s,
+    message_count = message_count + %(add_messages)s,
+    run_count = run_count + %(add_runs)s
+WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s) AND status = 'active'
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
+RETURNING owner, message_count, run_count;
+
+-- name: touch_session_softly
+-- Best effort: a session row another transaction holds is skipped, never waited for (that
+-- transaction records activity itself), so finishing work cannot deadlock with its session.
+UPDATE sessions SET last_activity_at = %(now)s
+WHERE id = (SELECT id FROM sessions
+            WHERE id = %(id)s AND status = 'active' AND last_activity_at < %(now)s - 1000000
+            FOR UPDATE SKIP LOCKED);
+
+-- name: list_sessions_first
+SELECT * FROM sessions
+WHERE owner = %(owner)s
+  AND (%(status)s::text IS NULL
+       OR (%(status)s = 'closed' AND status = 'closed')
+       OR (%(status)s = 'active' AND status = 'active'
+           AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s))
+       OR (%(status)s = 'expired' AND (status = 'expired'
+           OR (status = 'active' AND ttl_seconds IS NOT NULL
+               AND last_activity_at + ttl_seconds * 1000000 <= %(now)s))))
+  AND (%(query)s::text IS NULL
+       OR title ILIKE %(query)s ESCAPE '\' OR metadata::text ILIKE %(query)s ESCAPE '\')
+  AND (%(metadata)s::jsonb IS NULL OR NOT EXISTS (
+        SELECT 1 FROM jsonb_each(%(metadata)s::jsonb) AS m
+        WHERE sessions.metadata -> m.key IS DISTINCT FROM m.value))
+ORDER BY last_activity_at DESC, id DESC
+LIMIT %(limit)s;
+
+-- name: list_sessions_after
+SELECT * FROM sessions
+WHERE owner = %(owner)s
+  AND (last_activity_at < %(cursor_at)s
+       OR (last_activity_at = %(cursor_at)s AND id < %(cursor_id)s))
+  AND (%(status)s::text IS NULL
+       OR (%(status)s = 'closed' AND status = 'closed')
+       OR (%(status)s = 'active' AND status = 'active'
+           AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s))
+       OR (%(status)s = 'expired' AND (status = 'expired'
+           OR (status = 'active' AND ttl_seconds IS NOT NULL
+               AND last_activity_at + ttl_seconds * 1000000 <= %(now)s))))
+  AND (%(query)s::text IS NULL
+       OR title ILIKE %(query)s ESCAPE '\' OR metadata::text ILIKE %(query)s ESCAPE '\')
+  AND (%(metadata)s::jsonb IS NULL OR NOT EXISTS (
+        SELECT 1 FROM jsonb_each(%(metadata)s::jsonb) AS m
+        WHERE sessions.metadata -> m.key IS DISTINCT FROM m.value))
+ORDER BY last_activity_at DESC, id DESC
+LIMIT %(limit)s;
+
+-- name: update_session
+UPDATE sessions
+SET title = CASE WHEN %(set_title)s THEN %(title)s::text ELSE title END,
+    metadata = CASE WHEN %(set_metadata)s THEN %(metadata)s::jsonb ELSE metadata END,
+    context = CASE WHEN %(set_context)s THEN %(context)s::jsonb ELSE context END,
+    ttl_seconds = CASE WHEN %(set_ttl)s THEN %(ttl_seconds)s::bigint ELSE ttl_seconds END,
+    updated_at = %(now)s,
+    last_activity_at = %(now)s
+WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s) AND status = 'active'
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
+RETURNING *;
+
+-- name: close_session
+UPDATE sessions SET status = 'closed', closed_at = %(now)s, updated_at = %(now)s
+WHERE id = %(id)s AND status = 'active'
+RETURNING *;
+
+-- name: expire_session
+UPDATE sessions SET status = 'expired', updated_at = %(now)s
+WHERE id = %(id)s AND status = 'active'
+RETURNING *;
+
+-- name: expirable_sessions
+-- Sessions another sweeper is expiring right now are skipped.
+SELECT * FROM sessions
+WHERE status = 'active' AND ttl_seconds IS NOT NULL
+  AND last_activity_at + ttl_seconds * 1000000 <= %(now)s
+ORDER BY last_activity_at + ttl_seconds * 1000000
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: add_session_usage
+UPDATE sessions
+SET input_tokens = input_tokens + %(input_tokens)s,
+    output_tokens = output_tokens + %(output_tokens)s,
+    model_requests = model_requests + %(requests)s
+WHERE id = %(id)s;
+
+-- name: delete_session_events
+DELETE FROM events WHERE session_id = %(id)s;
+-- name: delete_session_memory
+DELETE FROM memory WHERE session_id = %(id)s;
+-- name: delete_session_steps
+DELETE FROM steps WHERE session_id = %(id)s;
+-- name: delete_session_messages
+DELETE FROM messages WHERE session_id = %(id)s;
+-- name: delete_session_runs
+DELETE FROM runs WHERE session_id = %(id)s;
+-- name: delete_session
+DELETE FROM sessions WHERE id = %(id)s;
+
+-- messages -------------------------------------------------------------------------------------
+
+-- name: insert_message
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at)
+VALUES (%(id)s, %(session_id)s, %(seq)s, %(role)s, %(content)s, %(run_id)s,
+        %(metadata)s::jsonb, %(created_at)s);
+
+-- name: messages_forward
+SELECT * FROM messages
+WHERE session_id = %(session_id)s AND seq > %(after_seq)s AND seq < %(before_seq)s
+ORDER BY seq LIMIT %(limit)s;
+
+-- name: messages_backward
+SELECT * FROM messages
+WHERE session_id = %(session_id)s AND seq > %(after_seq)s AND seq < %(before_seq)s
+ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: delete_run_messages
+DELETE FROM messages WHERE run_id = %(run_id)s;
+
+-- runs -----------------------------------------------------------------------------------------
+
+-- name: run_by_idempotency_key
+SELECT * FROM runs WHERE session_id = %(session_id)s AND idempotency_key = %(key)s;
+
+-- name: unfinished_runs
+SELECT * FROM runs
+WHERE session_id = %(session_id)s AND status IN ('ready', 'running', 'waiting')
+ORDER BY seq;
+
+-- name: insert_run
+INSERT INTO runs (id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at,
+                  attempt, max_attempts, metadata, timeout_seconds, wait_timeout_seconds,
+                  idempotency_key, not_before)
+VALUES (%(id)s, %(session_id)s, %(owner)s, %(seq)s, %(agent)s, %(goal)s, %(input)s::jsonb,
+        'ready', %(created_at)s, %(updated_at)s, 1, %(max_attempts)s, %(metadata)s::jsonb,
+        %(timeout_seconds)s, %(wait_timeout_seconds)s, %(idempotency_key)s, %(not_before)s)
+RETURNING *;
+
+-- name: get_run
+SELECT * FROM runs WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
+
+-- name: runs_forward
+SELECT * FROM runs
+WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND seq > %(after_seq)s
+ORDER BY seq LIMIT %(limit)s;
+
+-- name: runs_backward
+SELECT * FROM runs
+WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND seq < %(before_seq)s
+ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: claim_resumed_run
+UPDATE runs
+SET worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s, updated_at = %(now)s,
+    deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
+                       ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
+WHERE id = (SELECT id FROM runs WHERE status = 'running' AND worker_id IS NULL
+            ORDER BY updated_at LIMIT 1
+            FOR UPDATE SKIP LOCKED)
+  AND status = 'running' AND worker_id IS NULL
+RETURNING *;
+
+-- name: claim_ready_run
+-- One statement: the oldest startable ready run nobody else is claiming right now. Should two
+-- claims still race into one session, the one-active-run index refuses the second (retried).
+UPDATE runs
+SET status = 'running', worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s,
+    started_at = COALESCE(started_at, %(now)s), updated_at = %(now)s,
+    deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
+                       ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
+WHERE id = (
+    SELECT r.id FROM runs AS r
+    WHERE r.status = 'ready' AND (r.not_before IS NULL OR r.not_before <= %(now)s)
+      AND NOT EXISTS (SELECT 1 FROM runs AS o
+                      WHERE o.session_id = r.session_id
+                        AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
+      AND NOT EXISTS (SELECT 1 FROM runs AS a
+                      WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+    ORDER BY r.created_at, r.id
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+  AND status = 'ready'
+RETURNING *;
+
+-- name: renew_lease
+UPDATE runs SET lease_expires_at = %(lease_expires_at)s
+WHERE id = %(id)s AND status = 'running' AND worker_id = %(worker_id)s
+RETURNING *;
+
+-- name: update_held_run
+UPDATE runs
+SET output = CASE WHEN %(set_output)s THEN %(output)s::jsonb ELSE output END,
+    context = CASE WHEN %(set_context)s THEN %(context)s::jsonb ELSE context END,
+    updated_at = %(now)s
+WHERE id = %(id)s AND status = 'running' AND worker_id = %(worker_id)s
+RETURNING *;
+
+-- name: finish_run
+UPDATE runs
+SET status = %(status)s, ended_at = %(now)s, updated_at = %(now)s,
+    output = CASE WHEN %(set_output)s THEN %(output)s::jsonb ELSE output END,
+    error = %(error)s::jsonb, worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL
+WHERE id = %(id)s AND status = 'running' AND worker_id = %(worker_id)s
+RETURNING *;
+
+-- name: suspend_run
+UPDATE runs
+SET status = 'waiting', waiting_for = %(waiting_for)s::jsonb, updated_at = %(now)s,
+    worker_id = NULL, lease_expires_at = NULL,
+    deadline_at = CASE WHEN wait_timeout_seconds IS NULL THEN NULL
+                       ELSE %(now)s + (wait_timeout_seconds * 1000000)::bigint END
+WHERE id = %(id)s AND status = 'running' AND worker_id = %(worker_id)s
+RETURNING *;
+
+-- name: resume_run
+UPDATE runs
+SET status = 'running', waiting_for = NULL, updated_at = %(now)s,
+    worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL
+WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s) AND status = 'waiting'
+RETURNING *;
+
+-- name: cancel_run
+UPDATE runs
+SET status = 'cancelled', ended_at = %(now)s, updated_at = %(now)s, error = %(error)s::jsonb,
+    worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL, waiting_for = NULL
+WHERE id = %(id)s AND status IN ('ready', 'running', 'waiting')
+RETURNING *;
+
+-- name: release_run
+UPDATE runs
+SET status = 'ready', updated_at = %(now)s, worker_id = NULL, lease_expires_at = NULL,
+    deadline_at = NULL
+WHERE id = %(id)s AND status = 'running' AND worker_id = %(worker_id)s
+RETURNING *;
+
+-- name: requeue_run
+UPDATE runs
+SET status = 'ready', updated_at = %(now)s, attempt = attempt + 1, worker_id = NULL,
+    lease_expires_at = NULL, deadline_at = NULL
+WHERE id = %(id)s AND status = 'running'
+RETURNING *;
+
+-- name: end_run
+UPDATE runs
+SET status = %(status)s, ended_at = %(now)s, updated_at = %(now)s, error = %(error)s::jsonb,
+    worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL, waiting_for = NULL
+WHERE id = %(id)s AND status = %(from_status)s
+RETURNING *;
+
+-- name: expired_leases
+-- Runs another reaper (on any machine) is handling right now are skipped.
+SELECT * FROM runs
+WHERE status = 'running' AND worker_id IS NOT NULL AND lease_expires_at <= %(now)s
+ORDER BY lease_expires_at LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: passed_deadlines
+SELECT * FROM runs
+WHERE status IN ('running', 'waiting') AND deadline_at <= %(now)s
+ORDER BY deadline_at LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: add_run_usage
+UPDATE runs
+SET input_tokens = input_tokens + %(input_tokens)s,
+    output_tokens = output_tokens + %(output_tokens)s,
+    model_requests = model_requests + %(requests)s
+WHERE id = %(id)s;
+
+-- name: delete_run_events
+DELETE FROM events WHERE run_id = %(run_id)s;
+-- name: delete_run_memory
+DELETE FROM memory WHERE scope = 'run' AND scope_id = %(run_id)s;
+-- name: delete_run_steps
+DELETE FROM steps WHERE run_id = %(run_id)s;
+-- name: delete_run_promotions
+DELETE FROM memory WHERE scope = 'session' AND source_run_id = %(run_id)s;
+-- name: delete_run
+DELETE FROM runs WHERE id = %(run_id)s;
+
+-- steps ----------------------------------------------------------------------------------------
+
+-- name: next_step_seq
+UPDATE runs SET step_count = step_count + 1
+WHERE id = %(run_id)s AND status = 'running' AND worker_id = %(worker_id)s
+RETURNING step_count, session_id, owner, attempt;
+
+-- name: insert_step
+INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
+                   error, started_at, ended_at, input_tokens, output_tokens, model_requests,
+                   attempt)
+VALUES (%(id)s, %(run_id)s, %(session_id)s, %(seq)s, %(position)s, %(kind)s, %(name)s,
+        %(status)s, %(input)s::jsonb, %(output)s::jsonb, %(error)s::jsonb, %(started_at)s,
+        %(ended_at)s, %(input_tokens)s, %(output_tokens)s, %(requests)s, %(attempt)s)
+RETURNING *;
+
+-- name: finish_step
+UPDATE steps
+SET status = %(status)s, output = %(output)s::jsonb, error = %(error)s::jsonb,
+    ended_at = %(now)s, input_tokens = %(input_tokens)s, output_tokens = %(output_tokens)s,
+    model_requests = %(requests)s
+WHERE id = %(id)s AND status = 'running'
+  AND EXISTS (SELECT 1 FROM runs
+              WHERE runs.id = steps.run_id AND runs.status = 'running'
+                AND runs.worker_id = %(worker_id)s)
+RETURNING *;
+
+-- name: get_step
+SELECT * FROM steps WHERE id = %(id)s;
+
+-- name: complete_waiting_step
+UPDATE steps SET status = 'completed', output = %(output)s::jsonb, ended_at = %(now)s
+WHERE id = %(id)s AND run_id = %(run_id)s AND status = 'running'
+RETURNING *;
+
+-- name: close_open_steps
+UPDATE steps SET status = %(status)s, error = %(error)s::jsonb, ended_at = %(now)s
+WHERE run_id = %(run_id)s AND status = 'running' AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+RETURNING *;
+
+-- name: steps_of_run
+SELECT * FROM steps WHERE run_id = %(run_id)s ORDER BY seq;
+
+-- name: tool_calls_of_session_forward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND session_id = %(session_id)s
+  AND (%(run_id)s::text IS NULL OR run_id = %(run_id)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(since)s::bigint IS NULL OR started_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR started_at < %(until)s)
+  AND id > %(after_id)s AND id < %(before_id)s
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: tool_calls_of_session_backward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND session_id = %(session_id)s
+  AND (%(run_id)s::text IS NULL OR run_id = %(run_id)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(since)s::bigint IS NULL OR started_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR started_at < %(until)s)
+  AND id > %(after_id)s AND id < %(before_id)s
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: tool_calls_of_session_by_name_forward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND session_id = %(session_id)s AND name = %(tool)s
+  AND (%(run_id)s::text IS NULL OR run_id = %(run_id)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(since)s::bigint IS NULL OR started_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR started_at < %(until)s)
+  AND id > %(after_id)s AND id < %(before_id)s
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: tool_calls_of_session_by_name_backward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND session_id = %(session_id)s AND name = %(tool)s
+  AND (%(run_id)s::text IS NULL OR run_id = %(run_id)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(since)s::bigint IS NULL OR started_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR started_at < %(until)s)
+  AND id > %(after_id)s AND id < %(before_id)s
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: tool_calls_of_run_forward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND run_id = %(run_id)s
+  AND (%(tool)s::text IS NULL OR name = %(tool)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(since)s::bigint IS NULL OR started_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR started_at < %(until)s)
+  AND id > %(after_id)s AND id < %(before_id)s
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: tool_calls_of_run_backward
+SELECT * FROM steps
+WHERE kind = 'tool_call' AND run_id = %(run_id)s
+  AND (%(tool)s::text IS NULL OR name = %(tool)s)
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(since)s::bigint IS NULL OR started_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR started_at < %(until)s)
+  AND id > %(after_id)s AND id < %(before_id)s
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- memory ---------------------------------------------------------------------------------------
+
+-- name: upsert_memory
+INSERT INTO memory (scope, scope_id, namespace, key, value, session_id, source_run_id,
+                    created_at, updated_at)
+VALUES (%(scope)s, %(scope_id)s, %(namespace)s, %(key)s, %(value)s::jsonb, %(session_id)s,
+        %(source_run_id)s, %(now)s, %(now)s)
+ON CONFLICT (scope, scope_id, namespace, key) DO UPDATE
+SET value = excluded.value, source_run_id = excluded.source_run_id,
+    updated_at = excluded.updated_at
+RETURNING *;
+
+-- name: get_memory
+SELECT * FROM memory
+WHERE scope = %(scope)s AND scope_id = %(scope_id)s AND namespace = %(namespace)s
+  AND key = %(key)s;
+
+-- name: list_memory_in_namespace
+SELECT * FROM memory
+WHERE scope = %(scope)s AND scope_id = %(scope_id)s
+  AND (namespace = %(namespace)s
+       OR (%(recursive)s AND (%(namespace)s = ''
+           OR starts_with(namespace, %(namespace)s || chr(31)))))
+ORDER BY updated_at DESC, namespace, key
+LIMIT %(limit)s OFFSET %(offset)s;
+
+-- name: delete_memory
+DELETE FROM memory
+WHERE scope = %(scope)s AND scope_id = %(scope_id)s AND namespace = %(namespace)s
+  AND key = %(key)s
+RETURNING session_id;
+
+-- name: list_namespaces
+SELECT DISTINCT namespace FROM memory
+WHERE scope = 'user' AND scope_id = %(owner)s AND namespace <> ''
+  AND (%(prefix)s = '' OR namespace = %(prefix)s
+       OR starts_with(namespace, %(prefix)s || chr(31)))
+ORDER BY namespace
+LIMIT %(limit)s OFFSET %(offset)s;
+
+-- db copy: every table whole, by key, in the same order on both backends ---------------------
+
+-- name: copy_count_sessions
+SELECT count(*) AS n FROM sessions;
+
+-- name: copy_page_sessions
+SELECT * FROM sessions WHERE id > %(after_id)s
+ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_sessions
+INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
+                     updated_at, last_activity_at, closed_at, run_count, message_count,
+                     input_tokens, output_tokens, model_requests)
+VALUES (%(id)s, %(owner)s, %(title)s, %(status)s, %(metadata)s::jsonb, %(context)s::jsonb,
+        %(ttl_seconds)s, %(created_at)s, %(updated_at)s, %(last_activity_at)s, %(closed_at)s,
+        %(run_count)s, %(message_count)s, %(input_tokens)s, %(output_tokens)s,
+        %(model_requests)s);
+
+-- name: copy_clear_sessions
+DELETE FROM sessions;
+
+-- name: copy_count_runs
+SELECT count(*) AS n FROM runs;
+
+-- name: copy_page_runs
+SELECT * FROM runs WHERE id > %(after_id)s
+ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_runs
+INSERT INTO runs (id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at,
+                 started_at, ended_at, error, output, input_tokens, output_tokens,
+                 model_requests, attempt, max_attempts, metadata, timeout_seconds,
+                 wait_timeout_seconds, idempotency_key, waiting_for, context, worker_id,
+                 lease_expires_at, deadline_at, not_before, step_count)
+VALUES (%(id)s, %(session_id)s, %(owner)s, %(seq)s, %(agent)s, %(goal)s, %(input)s::jsonb,
+        %(status)s, %(created_at)s, %(updated_at)s, %(started_at)s, %(ended_at)s,
+        %(error)s::jsonb, %(output)s::jsonb, %(input_tokens)s, %(output_tokens)s,
+        %(model_requests)s, %(attempt)s, %(max_attempts)s, %(metadata)s::jsonb,
+        %(timeout_seconds)s, %(wait_timeout_seconds)s, %(idempotency_key)s,
+        %(waiting_for)s::jsonb, %(context)s::jsonb, %(worker_id)s, %(lease_expires_at)s,
+        %(deadline_at)s, %(not_before)s, %(step_count)s);
+
+-- name: copy_clear_runs
+DELETE FROM runs;
+
+-- name: copy_count_steps
+SELECT count(*) AS n FROM steps;
+
+-- name: copy_page_steps
+SELECT * FROM steps WHERE id > %(after_id)s
+ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_steps
+INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
+                  error, started_at, ended_at, input_tokens, output_tokens, model_requests,
+                  attempt)
+VALUES (%(id)s, %(run_id)s, %(session_id)s, %(seq)s, %(position)s, %(kind)s, %(name)s,
+        %(status)s, %(input)s::jsonb, %(output)s::jsonb, %(error)s::jsonb, %(started_at)s,
+        %(ended_at)s, %(input_tokens)s, %(output_tokens)s, %(model_requests)s, %(attempt)s);
+
+-- name: copy_clear_steps
+DELETE FROM steps;
+
+-- name: copy_count_messages
+SELECT count(*) AS n FROM messages;
+
+-- name: copy_page_messages
+SELECT * FROM messages WHERE id > %(after_id)s
+ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_messages
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at)
+VALUES (%(id)s, %(session_id)s, %(seq)s, %(role)s, %(content)s, %(run_id)s, %(metadata)s::jsonb,
+        %(created_at)s);
+
+-- name: copy_clear_messages
+DELETE FROM messages;
+
+-- name: copy_count_memory
+SELECT count(*) AS n FROM memory;
+
+-- name: copy_page_memory
+SELECT * FROM memory
+WHERE (scope, scope_id, namespace, key)
+      > (%(after_scope)s, %(after_scope_id)s, %(after_namespace)s, %(after_key)s)
+ORDER BY scope, scope_id, namespace, key LIMIT %(limit)s;
+
+-- name: copy_insert_memory
+INSERT INTO memory (scope, scope_id, namespace, key, value, session_id, source_run_id,
+                   created_at, updated_at)
+VALUES (%(scope)s, %(scope_id)s, %(namespace)s, %(key)s, %(value)s::jsonb, %(session_id)s,
+        %(source_run_id)s, %(created_at)s, %(updated_at)s);
+
+-- name: copy_clear_memory
+DELETE FROM memory;
+
+-- name: copy_count_events
+SELECT count(*) AS n FROM events;
+
+-- name: copy_page_events
+SELECT * FROM events WHERE id > %(after_id)s
+ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_events
+INSERT INTO events (id, type, owner, session_id, run_id, data, created_at)
+VALUES (%(id)s, %(type)s, %(owner)s, %(session_id)s, %(run_id)s, %(data)s::jsonb, %(created_at)s);
+
+-- name: copy_clear_events
+DELETE FROM events;
+
+-- name: copy_bump_sequences
+-- New events get ids after the copied ones.
+SELECT setval(pg_get_serial_sequence('events', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL)
+FROM events;
