@@ -180,6 +180,26 @@ def db_migrate(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
         console.print(f"{db} migrated from schema version {before} to {after}")
 
 
+@db_app.command("copy")
+@handles_errors
+def db_copy(
+    source: Annotated[
+        str, typer.Option("--from", help="The database to copy: a SQLite path or URL.")
+    ],
+    target: Annotated[str, typer.Option("--to", help="Where to copy it: e.g. postgresql://…")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the contents of a non-empty target.")
+    ] = False,
+    batch_size: Annotated[int, typer.Option(help="Rows per round trip.", min=1)] = 1000,
+    json: JsonOption = False,
+) -> None:
+    """Copy everything (sessions, runs, steps, messages, memory, events) into another
+    database, ids preserved, and verify it by per-table counts and checksums."""
+    from tether.cli.dbcopy import run_copy
+
+    run_copy(source, target, force=force, batch=batch_size, json=json)
+
+
 @app.command()
 @handles_errors
 def worker(
