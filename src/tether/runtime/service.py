@@ -482,6 +482,7 @@ class Service:
         loop = asyncio.get_running_loop()
         last = after_id or 0
         quiet_since = loop.time()
+        finished = False
         while True:
             cursor = changes.cursor()
             events = await self.store.list_events(
@@ -497,8 +498,11 @@ class Service:
             if events:
                 quiet_since = loop.time()
                 continue
-            if run_id is not None and (await self.get_run(run_id)).is_terminal:
+            if finished:
                 return
+            if run_id is not None and (await self.get_run(run_id)).is_terminal:
+                finished = True  # read once more: the run may have ended after the read above
+                continue
             pause = self.settings.poll_interval
             if heartbeat is not None:
                 pause = min(pause, max(0.0, quiet_since + heartbeat - loop.time()))
