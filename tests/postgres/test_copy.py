@@ -1,0 +1,187 @@
+"""tether db copy: SQLite → PostgreSQL → SQLite, everything kept, verified both ways."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tether.core.errors import Conflict
+from tether.core.memory import MemoryScope
+from tether.core.message import Role
+from tether.runtime.agent import default_registry
+from tether.runtime.builtin import register
+from tether.runtime.worker import Worker
+from tether.store.base import Store
+from tether.store.copy import TABLES, copy_url
+from tether.store.factory import open_store
+
+from .helpers import FAST, run, service, sql
+
+pytestmark = pytest.mark.postgres
+
+
+async def _populate(url: str) -> None:
+    """A database with something in every table and every kind of state."""
+    store = open_store(url)
+    worker = Worker(store, register(default_registry), settings=FAST, worker_id="w")
+    worker.start()
+    try:
+        svc = service(store)
+        for n in range(3):
+            session = await svc.create_session(
+                title=f"Projekt Nr. {n} — «ünïcode»",
+                metadata={"n": n, "tags": ["a", "b"], "ratio": 0.5},
+                context={"workspace": f"./w{n}"},
+            )
+            await svc.add_message(session.id, Role.USER, f"hello {n} ✓")
+            await svc.set_session_memory(session.id, "python", {"version": 3.11, "ok": True})
+            done = await svc.create_run(
+                session.id, "work", input={"text": "hi", "steps": 2}, timeout_seconds=30.5
+            )
+            await svc.wait_run(done.id, timeout=10)
+            failed = await svc.create_run(session.id, "break", input={"fail": "nope"})
+            await svc.wait_run(failed.id, timeout=10)
+            waiting = await svc.create_run(session.id, "ask", input={"wait": "ok?"})
+            await svc.wait_run(waiting.id, timeout=10)
+            queued = await svc.create_run(session.id, "later", if_busy="enqueue")
+            await svc.cancel_run(queued.id)
+            await store.put_memory(
+                scope=MemoryScope.RUN,
+                scope_id=waiting.id,
+                key="hypothesis",
+                value="it is the cache",
+                owner=None,
+                now=svc.clock.now(),
+            )
+            await svc.promote_memory(waiting.id, "hypothesis")
+        await svc.set_user_memory("tone", "brief", namespace=("prefs", "style"))
+        await svc.close_session(session.id)
+    finally:
+        await worker.stop(grace=1.0)
+        await store.close()
+
+
+async def _views(url: str) -> list[object]:
+    """Everything the Store API shows, in order."""
+    store = open_store(url)
+    try:
+        svc = service(store)
+        out: list[object] = []
+        for session in (await svc.list_sessions(limit=100)).data:
+            out.append(session)
+            out.extend((await svc.list_runs(session.id)).data)
+            for r in (await svc.list_runs(session.id)).data:
+                out.extend(await svc.list_steps(r.id))
+                out.extend(await svc.list_run_memory(r.id))
+            out.extend((await svc.list_messages(session.id)).data)
+            out.extend(await svc.list_session_memory(session.id))
+            out.extend(await svc.list_events(session_id=session.id, limit=1000))
+        out.extend(await svc.list_user_memory(namespace=None))
+        return out
+    finally:
+        await store.close()
+
+
+def test_sqlite_to_postgres_and_back_keeps_everything(tmp_path: Path, pg_url: str) -> None:
+    source = f"sqlite:///{tmp_path / 'tether.db'}"
+    back = str(tmp_path / "back.db")
+    run(_populate(source))
+
+    there = run(copy_url(source, pg_url))
+    assert there.verified
+    assert all(t.source_rows > 0 for t in there.tables), there.to_data()
+    assert run(_views(pg_url)) == run(_views(source))
+
+    home = run(copy_url(pg_url, back))
+    assert home.verified
+    assert [t.source_checksum for t in home.tables] == [t.source_checksum for t in there.tables]
+    assert run(_views(back)) == run(_views(source))
+
+    async def new_event_follows_the_copied_ones() -> None:
+        store: Store = open_store(pg_url)
+        try:
+            session = (await service(store).list_sessions(status="active")).data[0]
+            before = await store.list_events(session_id=session.id, limit=1000)
+            await service(store).add_message(session.id, Role.USER, "after the move")
+            latest = (await store.list_events(session_id=session.id, limit=1000))[-1]
+            everything = sql(pg_url, "SELECT max(id) FROM events")[0][0]
+            assert latest.id == everything > max(e.id for e in before)
+        finally:
+            await store.close()
+
+    run(new_event_follows_the_copied_ones())
+
+
+def test_a_non_empty_target_is_refused_unless_told(tmp_path: Path, pg_url: str) -> None:
+    source = str(tmp_path / "tether.db")
+    run(_populate(source))
+    run(copy_url(source, pg_url))
+    with pytest.raises(Conflict, match="not empty"):
+        run(copy_url(source, pg_url))
+    seen: list[tuple[str, str, int, int]] = []
+    report = run(
+        copy_url(source, pg_url, replace=True, batch=7, progress=lambda *p: seen.append(p))
+    )
+    assert report.verified
+    events = [p for p in seen if p[1] == "events"]
+    assert [p[0] for p in events] == sorted(p[0] for p in events)  # copy, then verify
+    total = report.tables[-1].source_rows
+    assert events[-1] == ("verify", "events", total, total)
+    assert ("copy", "events", total, total) in events and len(events) > 2
+
+
+def test_the_cli_copies_and_prints_a_verdict(tmp_path: Path, pg_url: str) -> None:
+    source = tmp_path / "tether.db"
+    run(_populate(str(source)))
+    cli = [sys.executable, "-m", "tether.cli", "db", "copy", "--from", f"sqlite:///{source}"]
+
+    done = subprocess.run([*cli, "--to", pg_url, "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["verified"] is True
+    assert data["tables"]["events"]["source_rows"] == data["tables"]["events"]["target_rows"] > 0
+    assert {name for name in data["tables"]} == {t.name for t in TABLES}
+
+    again = subprocess.run([*cli, "--to", pg_url], capture_output=True, text=True)
+    assert again.returncode == 1
+    assert "not empty" in again.stderr and "--force" in again.stderr
+
+    forced = subprocess.run([*cli, "--to", pg_url, "--force"], capture_output=True, text=True)
+    assert forced.returncode == 0, forced.stderr
+    assert "verified" in forced.stdout
+
+
+def test_a_difference_is_reported_not_hidden(tmp_path: Path, pg_url: str) -> None:
+    source = str(tmp_path / "tether.db")
+    run(_populate(source))
+    sql(
+        pg_url,
+        "CREATE FUNCTION shout() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        " NEW.content = upper(NEW.content); RETURN NEW; END $$",
+    )
+    sql(
+        pg_url,
+        "CREATE TRIGGER shout BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION shout()",
+    )
+    report = run(copy_url(source, pg_url))
+    assert not report.verified
+    assert [t.name for t in report.tables if not t.ok] == ["messages"]
+
+
+def test_every_table_of_both_schemas_is_copied(tmp_path: Path, pg_url: str) -> None:
+    copied = {t.name for t in TABLES} | {"schema_version"}
+    on_postgres = sql(
+        pg_url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+    )
+    assert {r[0] for r in on_postgres} == copied
+    store = open_store(str(tmp_path / "t.db"))
+    rows = store.database._conn.execute(  # type: ignore[attr-defined]
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    asyncio.run(store.close())
+    assert {r[0] for r in rows} == copied

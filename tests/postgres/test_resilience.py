@@ -1,0 +1,112 @@
+"""Losing database connections (a PostgreSQL restart, a killed backend) is survived."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import psycopg
+import pytest
+
+from tether.core.errors import StoreUnavailable
+from tether.core.message import Role
+from tether.core.status import RunStatus
+from tether.runtime.agent import default_registry
+from tether.runtime.builtin import register
+from tether.runtime.worker import Worker
+from tether.store.base import Store
+
+from .helpers import FAST, run, service, sql, with_stores
+
+pytestmark = pytest.mark.postgres
+
+KILL_ALL = (
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+)
+
+
+def test_connections_killed_while_idle_are_replaced_transparently(pg_url: str) -> None:
+    async def body(store: Store) -> None:
+        svc = service(store)
+        session = await svc.create_session()
+        await asyncio.gather(*(svc.get_session(session.id) for _ in range(5)))  # a few in the pool
+        assert sql(pg_url, KILL_ALL)
+        assert (await svc.get_session(session.id)).id == session.id  # a read
+        await svc.add_message(session.id, Role.USER, "still here")  # a write
+        assert len((await svc.list_messages(session.id)).data) == 1
+
+    run(with_stores(pg_url, 1, body))
+
+
+def test_a_call_in_flight_when_its_connection_dies_fails_as_retryable(pg_url: str) -> None:
+    async def body(store: Store) -> None:
+        svc = service(store)
+        session = await svc.create_session()
+        with psycopg.connect(pg_url) as blocker:  # holds the session row: the write will wait
+            blocker.execute("SELECT 1 FROM sessions WHERE id = %s FOR UPDATE", (session.id,))
+            writing = asyncio.create_task(svc.add_message(session.id, Role.USER, "blocked"))
+            await asyncio.sleep(0.3)
+            assert sql(
+                pg_url,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            with pytest.raises(StoreUnavailable) as raised:
+                await writing
+            assert raised.value.retryable and raised.value.http_status == 503
+        await svc.add_message(session.id, Role.USER, "retried")
+        assert [m.content for m in (await svc.list_messages(session.id)).data] == ["retried"]
+
+    run(with_stores(pg_url, 1, body))
+
+
+def test_workers_carry_on_through_lost_connections_and_every_run_ends(pg_url: str) -> None:
+    settings = replace(FAST, lease_seconds=1.5, concurrency=4)
+
+    async def body(api: Store, worker_store: Store, other_store: Store) -> None:
+        agents = register(default_registry)
+        workers = [
+            Worker(worker_store, agents, settings=settings, worker_id="one"),
+            Worker(other_store, agents, settings=settings, worker_id="two"),
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            svc = service(api, settings)
+            runs = []
+            for _ in range(6):
+                session = await svc.create_session()
+                for _ in range(4):
+                    runs.append(
+                        await svc.create_run(
+                            session.id, "x", input={"steps": 3, "sleep": 0.1}, if_busy="enqueue"
+                        )
+                    )
+            for _ in range(4):
+                await asyncio.sleep(0.4)
+                sql(pg_url, KILL_ALL)
+
+            async def all_ended() -> bool:
+                try:
+                    states = [(await svc.get_run(r.id)).status for r in runs]
+                except StoreUnavailable:
+                    return False
+                return all(s not in (RunStatus.READY, RunStatus.RUNNING) for s in states)
+
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 60
+            while not await all_ended():
+                assert loop.time() < deadline, "runs were left unfinished"
+                await asyncio.sleep(0.2)
+            final = [await svc.get_run(r.id) for r in runs]
+            assert sum(r.status is RunStatus.COMPLETED for r in final) >= len(runs) // 2
+            for ended in final:  # a run whose connection died mid-step failed, and said why
+                if ended.status is not RunStatus.COMPLETED:
+                    assert ended.error is not None
+                    assert ended.error.type in ("StoreUnavailable", "worker_lost")
+        finally:
+            for worker in workers:
+                await worker.stop(grace=1.0)
+
+    run(with_stores(pg_url, 3, body))

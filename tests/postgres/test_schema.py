@@ -1,0 +1,73 @@
+"""Migrations from many nodes at once, the schema version guard, and the named queries."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tether.core.errors import SchemaTooNew, StoreUnavailable
+from tether.store.factory import migrate_store, open_store
+from tether.store.postgres.database import PostgresDatabase
+from tether.store.sql.queries import load_queries
+
+from ..pg import Databases
+from .helpers import run, sql
+
+pytestmark = pytest.mark.postgres
+
+
+def test_many_nodes_migrating_at_once_apply_each_migration_once(pg: Databases) -> None:
+    url = pg.empty_url()
+    results: list[tuple[int, int]] = []
+    errors: list[BaseException] = []
+
+    def node() -> None:
+        try:
+            results.append(PostgresDatabase(url, migrate=False).migrate())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=node) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sorted(results) == [(0, 1)] + [(1, 1)] * 7
+    assert sql(url, "SELECT version, name FROM schema_version") == [(1, "initial")]
+    assert migrate_store(url) == (1, 1)
+
+
+def test_a_database_from_a_newer_tether_is_refused(pg_url: str) -> None:
+    sql(pg_url, "INSERT INTO schema_version (version, name) VALUES (99, 'future')")
+    with pytest.raises(SchemaTooNew, match="99"):
+        open_store(pg_url)
+
+
+def test_an_unreachable_server_is_a_retryable_error_and_the_password_stays_secret() -> None:
+    url = "postgresql://tether:s3cret@127.0.0.1:1/none?connect_timeout=1"
+    with pytest.raises(StoreUnavailable) as raised:
+        open_store(url)
+    assert "s3cret" not in str(raised.value)
+    database = PostgresDatabase(url, migrate=False)
+    assert database.location == "postgresql://tether@127.0.0.1:1/none"
+
+
+def test_pool_options_come_from_the_url(pg_url: str) -> None:
+    async def main() -> int:
+        store = open_store(pg_url + "?pool_min_size=2&pool_max_size=3&pool_timeout=2")
+        try:
+            return await store.schema_version()
+        finally:
+            await store.close()
+
+    assert run(main()) == 1
+
+
+def test_both_backends_name_the_same_queries() -> None:
+    sqlite = set(load_queries("tether.store.sqlite"))
+    postgres = set(load_queries("tether.store.postgres"))
+    # PostgreSQL appends a transaction's events in one batch, under its sessions' locks.
+    assert sqlite - postgres == {"insert_event"}
+    assert postgres - sqlite == {"lock_sessions", "insert_events", "notify"}
