@@ -119,6 +119,9 @@ class Worker:
                 except StoreError as exc:
                     log.warning("claiming failed, retrying: %s", exc)
                     run = None
+                except Exception:  # never let the claim loop die: log and keep going
+                    log.exception("claiming crashed, retrying")
+                    run = None
                 if run is not None:
                     claimed = True
                     task = asyncio.create_task(self._executor.execute(run), name=f"exec {run.id}")
@@ -147,4 +150,6 @@ class Worker:
                     next_sweep = loop.time() + settings.sweep_interval
             except StoreError as exc:
                 log.warning("reaping failed, retrying: %s", exc)
+            except Exception:  # never let the reaper die: log and keep going
+                log.exception("reaping crashed, retrying")
             await asyncio.sleep(settings.reap_interval)

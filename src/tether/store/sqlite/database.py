@@ -30,19 +30,26 @@ _QUERIES = load_queries(_PACKAGE)
 class _Tx:
     """Named queries on the shared connection; topics are published after commit."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, location: str) -> None:
         self._conn = conn
+        self._location = location
         self.topics: list[str] = []
 
+    def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(_QUERIES[query], params)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._location}: {query}: {exc}") from exc
+
     async def one(self, query: str, /, **params: Any) -> Row | None:
-        row: Row | None = self._conn.execute(_QUERIES[query], params).fetchone()
+        row: Row | None = self._execute(query, params).fetchone()
         return row
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
-        return self._conn.execute(_QUERIES[query], params).fetchall()
+        return self._execute(query, params).fetchall()
 
     async def run(self, query: str, /, **params: Any) -> int:
-        return self._conn.execute(_QUERIES[query], params).rowcount
+        return self._execute(query, params).rowcount
 
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
         self._conn.executemany(_QUERIES[query], rows)
@@ -76,7 +83,7 @@ class SqliteDatabase:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[_Tx]:
-        tx = _Tx(self._conn)
+        tx = _Tx(self._conn, self.location)
         with self._lock:
             self._check_open()
             self._execute("BEGIN IMMEDIATE")
@@ -93,7 +100,7 @@ class SqliteDatabase:
     async def read(self) -> AsyncIterator[_Tx]:
         with self._lock:
             self._check_open()
-            yield _Tx(self._conn)
+            yield _Tx(self._conn, self.location)
 
     def dump_json(self, value: Any) -> str | None:
         if value is None:
@@ -104,7 +111,8 @@ class SqliteDatabase:
         return None if column is None else json.loads(column)
 
     def is_unique_violation(self, exc: BaseException) -> bool:
-        return isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc)
+        cause = exc.__cause__ if isinstance(exc, StoreError) else exc
+        return isinstance(cause, sqlite3.IntegrityError) and "UNIQUE" in str(cause)
 
     async def schema_version(self) -> int:
         with self._lock:
