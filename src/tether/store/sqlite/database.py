@@ -52,11 +52,14 @@ class _Tx:
         return self._execute(query, params).rowcount
 
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
-        self._conn.executemany(_QUERIES[query], rows)
+        try:
+            self._conn.executemany(_QUERIES[query], rows)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._location}: {query}: {exc}") from exc
 
     async def append_event(self, **params: Any) -> None:
         # One writer at a time: ids are allocated in commit order already.
-        self._conn.execute(_QUERIES["insert_event"], params)
+        self._execute("insert_event", params)
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
