@@ -56,7 +56,8 @@ def test_an_unreachable_server_is_a_retryable_error_and_the_password_stays_secre
 
 def test_pool_options_come_from_the_url(pg_url: str) -> None:
     async def main() -> int:
-        store = open_store(pg_url + "?pool_min_size=2&pool_max_size=3&pool_timeout=2")
+        joiner = "&" if "?" in pg_url else "?"
+        store = open_store(f"{pg_url}{joiner}pool_min_size=2&pool_max_size=3&pool_timeout=2")
         try:
             return await store.schema_version()
         finally:

@@ -21,7 +21,7 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -343,7 +343,7 @@ def _split_url(url: str) -> tuple[str, dict[str, Any]]:
         rest.append(("connect_timeout", "5"))
     if "application_name" not in names:
         rest.append(("application_name", "tether"))
-    return urlunsplit(parts._replace(query=urlencode(rest))), options
+    return urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote))), options
 
 
 def _redact(url: str) -> str:

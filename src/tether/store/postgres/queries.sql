@@ -56,6 +56,7 @@ RETURNING owner, message_count, run_count;
 UPDATE sessions SET last_activity_at = %(now)s
 WHERE id = (SELECT id FROM sessions
             WHERE id = %(id)s AND status = 'active' AND last_activity_at < %(now)s - 1000000
+              AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
             FOR UPDATE SKIP LOCKED);
 
 -- name: list_sessions_first
