@@ -169,15 +169,16 @@ def sweep(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
 @handles_errors
 def db_migrate(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
     """Create the database or bring it to the newest schema."""
-    from tether.store.factory import migrate_store
+    from tether.store.factory import migrate_store, redact_url
 
     before, after = migrate_store(db)
+    where = redact_url(db)
     if json:
-        print_json({"db": db, "from_version": before, "to_version": after})
+        print_json({"db": where, "from_version": before, "to_version": after})
     elif before == after:
-        console.print(f"{db} is at schema version {after}: nothing to do")
+        console.print(f"{where} is at schema version {after}: nothing to do")
     else:
-        console.print(f"{db} migrated from schema version {before} to {after}")
+        console.print(f"{where} migrated from schema version {before} to {after}")
 
 
 @db_app.command("copy")

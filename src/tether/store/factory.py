@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 from tether.core.errors import UsageError
 from tether.store.base import Store
@@ -25,6 +26,19 @@ def sqlite_path(url: str) -> str:
 
 def is_postgres(url: str) -> bool:
     return url.startswith(("postgresql://", "postgres://"))
+
+
+def redact_url(url: str) -> str:
+    """A database URL fit to print: no password, no query."""
+    if not is_postgres(url):
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    if parts.username:
+        host = f"{parts.username}@{host}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def open_store(url: str | Path = DEFAULT_DB, *, durability: str = "normal") -> Store:

@@ -32,6 +32,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from tether.core.errors import StoreError, StoreUnavailable, UsageError
 from tether.store.changes import ChangeFeed
+from tether.store.factory import redact_url
 from tether.store.migrate import load_migrations, pending
 from tether.store.postgres.listener import Listener, notify_payloads
 from tether.store.sql.database import Row
@@ -130,7 +131,7 @@ class PostgresDatabase:
 
     def __init__(self, url: str, *, migrate: bool = True) -> None:
         self._conninfo, options = _split_url(url)
-        self.location = _redact(url)
+        self.location = redact_url(url)
         self.changes = ChangeFeed()
         self._source = secrets.token_hex(6)
         self._min_size = int(options["pool_min_size"])
@@ -344,14 +345,3 @@ def _split_url(url: str) -> tuple[str, dict[str, Any]]:
     if "application_name" not in names:
         rest.append(("application_name", "tether"))
     return urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote))), options
-
-
-def _redact(url: str) -> str:
-    """The URL without its password (and query)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    if parts.username:
-        host = f"{parts.username}@{host}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
