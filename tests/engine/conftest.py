@@ -15,8 +15,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -292,6 +294,30 @@ def worker_process(db_path: Path, tmp_path: Path) -> Iterator[Callable[..., Work
         process.close()
         with contextlib.suppress(OSError):
             sys.stderr.write(f"\n--- worker {process.pid} output ---\n{process.output()}")
+
+
+async def in_threads(path: Path, jobs: list[Callable[[Service], Awaitable[T]]]) -> list[T]:
+    """Run each job at the same moment in its own thread, on its own connection to the file
+    (what separate processes or API nodes do); their results in order."""
+    barrier = threading.Barrier(len(jobs))
+
+    def thread_main(job: Callable[[Service], Awaitable[T]]) -> T:
+        async def main() -> T:
+            store = SqliteStore(path)
+            try:
+                service = Service(store, agents=engine_agents.registry(), settings=FAST)
+                barrier.wait(timeout=WAIT)
+                return await job(service)
+            finally:
+                await store.close()
+
+        return asyncio.run(main())
+
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        return list(
+            await asyncio.gather(*(loop.run_in_executor(pool, thread_main, j) for j in jobs))
+        )
 
 
 def active_overlaps(events: list[Event]) -> list[tuple[str, str]]:
