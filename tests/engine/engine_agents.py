@@ -194,7 +194,32 @@ async def doubter(ctx: RunContext) -> dict[str, Any]:
     return {"first": first, "second": second}
 
 
+async def chat(ctx: RunContext) -> dict[str, Any]:
+    """A tool-calling loop on the run's model, with append and an approval-gated tool."""
+    data = ctx.input
+    ctx.tools = ToolRegistry([*log_tools(data["log"])[:1], *approval_tools(data["log"])])
+    if ctx.model is None:
+        raise RuntimeError("engine_chat needs a model")
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a careful assistant."},
+        {"role": "user", "content": ctx.goal},
+    ]
+    for _ in range(10):
+        reply = await ctx.complete(messages)
+        messages.append(reply.to_message())
+        if not reply.tool_calls:
+            await ctx.say(reply.content or "")
+            return {"answer": reply.content}
+        for call in reply.tool_calls:
+            outcome = await ctx.call_tool(call.name, call.arguments, call_id=call.id)
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": outcome.for_model()}
+            )
+    raise RuntimeError("too many turns")
+
+
 AGENTS = {
+    "engine_chat": chat,
     "engine_worklog": worklog,
     "engine_cancellable": cancellable,
     "engine_ordered": ordered,
