@@ -11,15 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -318,6 +320,148 @@ async def in_threads(path: Path, jobs: list[Callable[[Service], Awaitable[T]]]) 
         return list(
             await asyncio.gather(*(loop.run_in_executor(pool, thread_main, j) for j in jobs))
         )
+
+
+# -- a fake OpenAI-compatible server ---------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """One scripted answer of the fake server."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Received:
+    """One request the fake server got."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def completion(
+    content: str | None = None,
+    *,
+    tool_calls: Sequence[tuple[str, str, dict[str, Any]]] = (),
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+    model: str = "fake-model",
+) -> Reply:
+    """A chat.completion answer; tool calls as (id, name, arguments), sent as JSON strings."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for call_id, name, arguments in tool_calls
+        ]
+    return Reply(
+        body={
+            "id": f"chatcmpl-{time.monotonic_ns()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if tool_calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    )
+
+
+def provider_error(status: int, message: str, **headers: str) -> Reply:
+    """An error answer shaped like OpenAI's."""
+    return Reply(
+        status=status,
+        body={"error": {"message": message, "type": "invalid_request_error", "code": None}},
+        headers=headers,
+    )
+
+
+class FakeOpenAI:
+    """``POST /v1/chat/completions`` on 127.0.0.1 (ephemeral port), answering from a script
+    and recording every request."""
+
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.received: list[Received] = []
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body: Any = json.loads(raw)
+                except ValueError:
+                    body = raw.decode(errors="replace")
+                with fake._lock:
+                    fake.received.append(
+                        Received(
+                            "POST",
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
+                        )
+                    )
+                    if self.path != "/v1/chat/completions":
+                        reply = provider_error(404, f"no route {self.path}")
+                    elif fake.replies:
+                        reply = fake.replies.pop(0)
+                    else:
+                        reply = provider_error(500, "the fake server ran out of replies")
+                data = json.dumps(reply.body).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self.replies.extend(replies)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(timeout=10)
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    yield server
+    server.close()
 
 
 def active_overlaps(events: list[Event]) -> list[tuple[str, str]]:
