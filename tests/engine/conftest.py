@@ -150,8 +150,9 @@ class Engine:
         self.workers: list[Worker] = []
         self._extra_stores: list[SqliteStore] = []
 
-    def worker(self, *, own_store: bool = False, **overrides: Any) -> Worker:
-        """Start a worker (on this engine's store, or on its own connection to the file)."""
+    def worker(self, *, own_store: bool = False, reap: bool = True, **overrides: Any) -> Worker:
+        """Start a worker (on this engine's store, or on its own connection to the file);
+        overrides change its RuntimeSettings."""
         store = self.store
         if own_store:
             store = SqliteStore(self.path)
@@ -161,6 +162,7 @@ class Engine:
             self.agents,
             settings=replace(self.settings, **overrides),
             models=self.models,
+            reap=reap,
         )
         worker.start()
         self.workers.append(worker)
