@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from conftest import Engine, eventually, wait_status, wait_step
+import pytest
+from conftest import Engine, WorkerProcess, eventually, wait_status, wait_step
+from engine_agents import lines_of
 
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.store.sqlite.store import SqliteStore
@@ -62,3 +66,74 @@ async def test_a_run_reaped_and_reclaimed_by_the_same_worker_runs_once(
             ("blocked", 1, StepStatus.FAILED),
             ("blocked", 2, StepStatus.COMPLETED),
         ]
+
+
+async def test_a_live_worker_whose_run_was_reaped_stops_its_agent(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """Reaped as worker_lost elsewhere while its agent still runs: the keeper cancels the agent
+    and the run stays as the reaper left it."""
+    observed = tmp_path / "observed"
+    async with Engine(db_path) as eng:
+        svc = eng.service
+        eng.worker(reap=False)
+        session = await svc.create_session(title="reaped")
+        run = await svc.create_run(
+            session.id,
+            "long",
+            agent="engine_cancellable",
+            input={"gate": str(tmp_path / "gate"), "observed": str(observed)},
+        )
+        await wait_step(svc, run.id, "blocked")
+        other = SqliteStore(db_path)
+        try:
+            (reaped,) = await other.reap_runs(now=svc.clock.now() + timedelta(seconds=60))
+        finally:
+            await other.close()
+        assert reaped.status is RunStatus.FAILED
+        await eventually(observed.exists, timeout=1.0, what="the agent to be cancelled")
+        (tmp_path / "gate").touch()
+        nxt = await svc.create_run(session.id, "next", agent="echo")
+        assert (await wait_status(svc, nxt.id, *TERMINAL)).status is RunStatus.COMPLETED
+        after = await svc.get_run(run.id)
+        assert after == reaped, "the stale execution wrote nothing"
+        assert after.error is not None and after.error.type == "worker_lost"
+
+
+@pytest.mark.slow
+async def test_a_frozen_worker_process_that_comes_back_does_not_repeat_work(
+    db_path: Path, tmp_path: Path, worker_process: Callable[..., WorkerProcess]
+) -> None:
+    """SIGSTOP past the lease: the run is reaped and retried elsewhere. SIGCONT: the frozen
+    execution finds the run no longer its own and stops without writing or repeating work."""
+    log, gate = tmp_path / "log", tmp_path / "gate"
+    async with Engine(db_path) as eng:
+        svc = eng.service
+        proc = worker_process(lease_seconds=1.0)
+        session = await svc.create_session(title="frozen")
+        run = await svc.create_run(
+            session.id,
+            "work",
+            agent="engine_worklog",
+            input={"log": str(log), "gate": str(gate), "block": "step"},
+            max_attempts=2,
+        )
+        await wait_step(svc, run.id, "think")
+        proc.proc.send_signal(signal.SIGSTOP)
+        try:
+            gate.touch()
+            eng.worker()
+            done = await wait_status(svc, run.id, *TERMINAL)
+            assert done.status is RunStatus.COMPLETED and done.attempt == 2
+            steps = await svc.list_steps(run.id)
+        finally:
+            proc.proc.send_signal(signal.SIGCONT)
+        # The process is back and works: it executes a new run (after its stale agent woke).
+        await eng.stop_workers()
+        probe_session = await svc.create_session(title="probe")
+        probe = await svc.create_run(probe_session.id, "probe", agent="echo")
+        probed = await wait_status(svc, probe.id, *TERMINAL)
+        assert probed.status is RunStatus.COMPLETED  # only the process was left to run it
+        assert lines_of(log) == ["before 1", "before 2", "after 1", "after 2"]
+        assert await svc.list_steps(run.id) == steps
+        assert await svc.get_run(run.id) == done
