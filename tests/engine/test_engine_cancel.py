@@ -217,3 +217,34 @@ async def test_wait_timeout_ends_a_waiting_run_timed_out(db_path: Path, tmp_path
         assert steps[-1].name == "wait_for_input" and steps[-1].status is StepStatus.FAILED
         with pytest.raises(InvalidTransition):
             await svc.resume_run(run.id, "too late")
+
+
+async def test_closing_the_session_cancels_its_running_and_queued_runs(
+    db_path: Path, tmp_path: Path
+) -> None:
+    async with Engine(db_path) as eng:
+        svc = eng.service
+        eng.worker()
+        session = await svc.create_session(title="closing")
+        observed = tmp_path / "observed"
+        running = await svc.create_run(
+            session.id,
+            "long",
+            agent="engine_cancellable",
+            input={"gate": str(tmp_path / "never"), "observed": str(observed)},
+        )
+        await wait_step(svc, running.id, "blocked")
+        queued = await svc.create_run(session.id, "next", agent="echo", if_busy="enqueue")
+        started = time.time()
+        closed = await svc.close_session(session.id)
+        assert closed.status is SessionStatus.CLOSED
+        seen = await eventually(lambda: _observed_at(observed), what="the agent to stop")
+        assert seen - started < CANCEL_LATENCY
+        for run_id in (running.id, queued.id):
+            run = await svc.get_run(run_id)
+            assert run.status is RunStatus.CANCELLED
+        assert (await svc.get_run(running.id)).output == {"partial": "half of the answer"}
+        assert [s.status for s in await svc.list_steps(running.id)] == [
+            StepStatus.COMPLETED,
+            StepStatus.FAILED,
+        ]

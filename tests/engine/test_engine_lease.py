@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import sqlite3
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -12,9 +14,35 @@ from conftest import Engine, WorkerProcess, eventually, wait_status, wait_step
 from engine_agents import lines_of
 
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
+from tether.core.step import StepKind
 from tether.store.sqlite.store import SqliteStore
 
 TERMINAL = tuple(RUN_TERMINAL)
+
+
+def _state(pid: int) -> str:
+    """The process state letter from /proc (T = stopped)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+async def _freeze(proc: WorkerProcess, db_path: Path) -> None:
+    """SIGSTOP the process at a moment it holds no write lock on the database (stopped inside
+    a write transaction, it would block every other writer)."""
+    for _ in range(100):
+        proc.proc.send_signal(signal.SIGSTOP)
+        await eventually(lambda: _state(proc.pid) == "T", what="the process to stop")
+        probe = sqlite3.connect(db_path, timeout=0, isolation_level=None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+            return
+        except sqlite3.OperationalError:
+            proc.proc.send_signal(signal.SIGCONT)
+            await asyncio.sleep(0.01)
+        finally:
+            probe.close()
+    raise AssertionError("the worker process always held the write lock")
 
 
 async def test_a_run_reaped_and_reclaimed_by_the_same_worker_runs_once(
@@ -119,7 +147,7 @@ async def test_a_frozen_worker_process_that_comes_back_does_not_repeat_work(
             max_attempts=2,
         )
         await wait_step(svc, run.id, "think")
-        proc.proc.send_signal(signal.SIGSTOP)
+        await _freeze(proc, db_path)
         try:
             gate.touch()
             eng.worker()
@@ -137,3 +165,37 @@ async def test_a_frozen_worker_process_that_comes_back_does_not_repeat_work(
         assert lines_of(log) == ["before 1", "before 2", "after 1", "after 2"]
         assert await svc.list_steps(run.id) == steps
         assert await svc.get_run(run.id) == done
+
+
+async def test_retries_stop_at_max_attempts(db_path: Path) -> None:
+    """Each lost worker costs an attempt; the last one lost ends the run failed(worker_lost)."""
+    async with Engine(db_path) as eng:
+        svc, store = eng.service, eng.store
+        session = await svc.create_session(title="unlucky")
+        run = await svc.create_run(session.id, "doomed twice", agent="echo", max_attempts=2)
+        for attempt, worker_id in ((1, "doomed-1"), (2, "doomed-2")):
+            now = svc.clock.now()
+            claimed = await store.claim_run(worker_id=worker_id, now=now, lease_seconds=1)
+            assert claimed is not None and claimed.attempt == attempt
+            await store.start_step(
+                run_id=run.id,
+                worker_id=worker_id,
+                position=1,
+                kind=StepKind.NOTE,
+                name=f"attempt {attempt}",
+                input=None,
+                now=now,
+            )
+            (reaped,) = await store.reap_runs(now=now + timedelta(seconds=5))
+        assert reaped.status is RunStatus.FAILED and reaped.attempt == 2
+        assert reaped.error is not None and reaped.error.type == "worker_lost"
+        assert "doomed-2" in reaped.error.message
+        steps = await svc.list_steps(run.id)
+        assert [(s.name, s.attempt, s.status) for s in steps] == [
+            ("attempt 1", 1, StepStatus.FAILED),
+            ("attempt 2", 2, StepStatus.FAILED),
+        ]
+        assert all(s.error is not None and s.error.type == "interrupted" for s in steps)
+        types = [e.type for e in await svc.list_events(run_id=run.id)]
+        assert types.count("run.started") == 2
+        assert types[-1] == "run.failed" and types.count("run.requeued") == 1
