@@ -12,6 +12,7 @@ import pytest
 from conftest import (
     Engine,
     active_overlaps,
+    eventually,
     in_threads,
     wait_status,
     wait_step,
@@ -297,3 +298,51 @@ async def test_idempotency_key_under_concurrent_submissions(db_path: Path) -> No
         ids = await in_threads(db_path, [job] * 8)
         assert len(set(ids)) == 1
         assert [r.id for r in await _all_runs(svc, fresh.id)] == ids[:1]
+
+
+async def test_a_worker_executes_at_most_its_concurrency_at_once(
+    db_path: Path, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    async with Engine(db_path) as eng:
+        svc = eng.service
+        worker = eng.worker(concurrency=2)
+        runs = []
+        for i in range(6):
+            session = await svc.create_session(title=f"s{i}")
+            runs.append(
+                await svc.create_run(
+                    session.id,
+                    f"run {i}",
+                    agent="engine_ordered",
+                    input={"log": str(tmp_path / f"{i}.log"), "gate": str(gate)},
+                )
+            )
+
+        async def running() -> list[Run]:
+            found = [await svc.get_run(r.id) for r in runs]
+            return [r for r in found if r.status is RunStatus.RUNNING]
+
+        held = await eventually(lambda: _at_least(running, 2), what="two runs to start")
+        assert {r.id for r in held} == {runs[0].id, runs[1].id}, "oldest first"
+        assert worker.active_runs == 2
+        gate.touch()
+        for run in runs:
+            assert (await wait_status(svc, run.id, *TERMINAL)).status is RunStatus.COMPLETED
+
+        events = sorted(
+            [e for r in runs for e in await svc.list_events(run_id=r.id)], key=lambda e: e.id
+        )
+        active, most = 0, 0
+        for event in events:
+            if event.type == "run.started":
+                active += 1
+                most = max(most, active)
+            elif event.type == "run.completed":
+                active -= 1
+        assert most == 2
+
+
+async def _at_least(probe: Any, n: int) -> Any:
+    found = await probe()
+    return found if len(found) >= n else None
