@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
+from engine_agents import lines_of
+from engine_helpers import (
     Engine,
     active_overlaps,
     eventually,
@@ -17,7 +18,6 @@ from conftest import (
     wait_status,
     wait_step,
 )
-from engine_agents import lines_of
 
 from tether.core.errors import SessionBusy
 from tether.core.run import Run

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Engine, WorkerProcess, eventually, wait_status, wait_step
+from engine_helpers import Engine, WorkerProcess, eventually, wait_status, wait_step
 
 from tether.core.errors import InvalidTransition
 from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus

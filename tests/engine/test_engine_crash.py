@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Engine, WorkerProcess, eventually, wait_status, wait_step
 from engine_agents import lines_of
+from engine_helpers import Engine, WorkerProcess, eventually, wait_status, wait_step
 
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
@@ -219,7 +219,7 @@ async def test_sigterm_drains_finishes_short_runs_and_hands_back_long_ones(
         assert handed_back.status is RunStatus.READY
         assert handed_back.worker_id is None and handed_back.error is None
         assert handed_back.attempt == 1, "a handed-back run is not a failed attempt"
-        events = [e for e in await svc.list_events(run_id=handed_back.id)]
+        events = await svc.list_events(run_id=handed_back.id)
         requeued = [e for e in events if e.type == "run.requeued"]
         assert len(requeued) == 1 and requeued[0].data["reason"] == "worker_shutdown"
         steps = await svc.list_steps(handed_back.id)

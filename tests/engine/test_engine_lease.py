@@ -10,8 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from conftest import Engine, WorkerProcess, eventually, wait_status, wait_step
 from engine_agents import lines_of
+from engine_helpers import Engine, WorkerProcess, eventually, wait_status, wait_step
 
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.core.step import StepKind

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
+from engine_helpers import (
     Engine,
     FakeOpenAI,
     WorkerProcess,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from conftest import Engine, wait_status
+from engine_helpers import Engine, wait_status
 
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.runtime.run_context import RunContext

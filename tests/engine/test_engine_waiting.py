@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WAIT, Engine, WorkerProcess, wait_status
 from engine_agents import append_line, lines_of
+from engine_helpers import WAIT, Engine, WorkerProcess, wait_status
 
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.core.step import StepKind
