@@ -103,10 +103,13 @@ class Executor:
             except StoreError as exc:  # the database hiccuped: the lease outlives it
                 log.warning("lease check failed for run %s: %s", run.id, exc)
                 continue
+            # The attempt too: a run reaped for a retry may be claimed again by this very
+            # worker, and this execution of the earlier attempt must then stop.
             still_ours = (
                 current is not None
                 and current.status is RunStatus.RUNNING
                 and current.worker_id == self._worker_id
+                and current.attempt == run.attempt
             )
             if not still_ours and not agent_task.done():
                 lost.set()
