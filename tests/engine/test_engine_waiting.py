@@ -277,3 +277,39 @@ async def test_a_tool_call_whose_result_was_never_recorded_is_in_doubt(
         assert steps[1].error is not None and steps[1].error.type == "interrupted"
         in_doubt = (await svc.list_tool_calls(session_id=session.id, status="in_doubt")).data
         assert [s.id for s in in_doubt] == [second.id]
+
+
+async def test_a_failed_step_block_fails_again_on_replay_instead_of_passing(
+    db_path: Path,
+) -> None:
+    from tether.runtime.agent import AgentRegistry
+    from tether.runtime.run_context import RunContext, StepFailed
+
+    agents = AgentRegistry()
+    attempts: list[str] = []
+
+    async def careful(ctx: RunContext) -> dict[str, Any]:
+        try:
+            async with ctx.step("note", "risky") as step:
+                attempts.append("ran")
+                if not step.replayed:
+                    raise RuntimeError("disk full")
+            outcome = "worked"
+        except (RuntimeError, StepFailed) as exc:
+            outcome = f"broke: {exc}"
+        answer = await ctx.wait_for_input(f"{outcome}; go on?")
+        return {"outcome": outcome, "answer": answer}
+
+    agents.register("careful", careful)
+    async with Engine(db_path, agents=agents) as eng:
+        svc = eng.service
+        eng.worker()
+        session = await svc.create_session(title="replay a failure")
+        run = await svc.create_run(session.id, "try", agent="careful")
+        waiting = await svc.wait_run(run.id, timeout=WAIT)
+        assert waiting.status is RunStatus.WAITING
+        await svc.resume_run(run.id, "yes")
+        done = await wait_status(svc, run.id, *TERMINAL)
+    assert done.status is RunStatus.COMPLETED, done.error
+    assert done.output == {"outcome": "broke: disk full", "answer": "yes"}
+    assert attempts == ["ran"], "the failed block is not run again on replay"
