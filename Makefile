@@ -24,8 +24,8 @@ test: $(STAMP) ## the whole test suite
 	$(PY) -m pytest
 
 lint: $(STAMP) ## ruff and mypy --strict
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests $(wildcard bench)
+	$(VENV)/bin/ruff format --check src tests $(wildcard bench)
 	$(VENV)/bin/mypy
 
 format: $(STAMP) ## format the code

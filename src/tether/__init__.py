@@ -29,7 +29,7 @@ from tether.core.usage import Usage
 from tether.runtime.agent import AgentRegistry, agent
 from tether.runtime.facade import RunHandle, SessionHandle, Tether, open
 from tether.runtime.models import Model, ModelResponse, ScriptedModel, ToolCall
-from tether.runtime.run_context import RunContext, ToolInDoubt
+from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.tools import Tool, ToolError, tool
@@ -65,6 +65,7 @@ __all__ = [
     "SessionHandle",
     "SessionStatus",
     "Step",
+    "StepFailed",
     "StepKind",
     "StepStatus",
     "Tether",
