@@ -110,3 +110,20 @@ def test_workers_carry_on_through_lost_connections_and_every_run_ends(pg_url: st
                 await worker.stop(grace=1.0)
 
     run(with_stores(pg_url, 3, body))
+
+
+def test_prepared_statements_survive_a_schema_change_made_by_another_node(pg_url: str) -> None:
+    async def body(store: Store) -> None:
+        svc = service(store)
+        session = await svc.create_session()
+        created = await svc.create_run(session.id, "x")
+        for _ in range(8):  # psycopg prepares a statement from its fifth use
+            await svc.get_run(created.id)
+            await store.update_session(session.id, owner=None, now=svc.clock.now(), title="t")
+        sql(pg_url, "ALTER TABLE runs ADD COLUMN added_later text")
+        sql(pg_url, "ALTER TABLE sessions ADD COLUMN added_later text")
+        assert (await svc.get_run(created.id)).id == created.id
+        await store.update_session(session.id, owner=None, now=svc.clock.now(), title="u")
+        assert (await svc.get_session(session.id)).title == "u"
+
+    run(with_stores(pg_url, 1, body))

@@ -53,8 +53,8 @@ AsyncConn = psycopg.AsyncConnection[dict[str, Any]]
 
 
 class ConcurrentUpdate(StoreUnavailable):
-    """A concurrent transaction got in the way (deadlock, serialization failure or a racing
-    insert); the whole operation can be retried."""
+    """A concurrent transaction got in the way (deadlock, serialization failure, a racing
+    insert, a schema change under a prepared statement); the whole operation can be retried."""
 
     code = "concurrent_update"
 
@@ -161,6 +161,8 @@ class PostgresDatabase:
             except BaseException as exc:
                 await _abandon(conn)
                 if isinstance(exc, psycopg.Error):
+                    if _stale_plan(exc):
+                        await conn.close()
                     raise _store_error(exc, self.location) from exc
                 raise
         finally:
@@ -212,7 +214,9 @@ class PostgresDatabase:
                 cur = await conn.execute(sql, params)
                 return list(await cur.fetchall())
             except psycopg.Error as exc:
-                if not (conn.broken and attempt < self._max_size):
+                if _stale_plan(exc):
+                    await conn.close()
+                if not ((conn.broken or _stale_plan(exc)) and attempt < self._max_size):
                     raise _store_error(exc, self.location) from exc
             finally:
                 await pool.putconn(conn)
@@ -311,9 +315,15 @@ async def _abandon(conn: AsyncConn) -> None:
         raise
 
 
+def _stale_plan(exc: psycopg.Error) -> bool:
+    """A prepared statement outlived a schema change (another node migrated): the connection
+    is closed, and the statement works again on a fresh one."""
+    return exc.sqlstate == "0A000" and "cached plan" in str(exc)
+
+
 def _store_error(exc: psycopg.Error, location: str) -> StoreError:
     """tether's error for a psycopg error."""
-    if exc.sqlstate in _RACES:
+    if exc.sqlstate in _RACES or _stale_plan(exc):
         return ConcurrentUpdate(f"{location}: {exc.diag.message_primary or exc}")
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
         return StoreUnavailable(f"{location}: the database connection failed: {exc}")
