@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tether.core.errors import SchemaTooNew, StoreUnavailable
+from tether.core.errors import SchemaTooNew, StoreUnavailable, UsageError
 from tether.store.factory import migrate_store, open_store
 from tether.store.postgres.database import PostgresDatabase
 from tether.store.sql.queries import load_queries
@@ -72,3 +72,9 @@ def test_both_backends_name_the_same_queries() -> None:
     # PostgreSQL appends a transaction's events in one batch, under its sessions' locks.
     assert sqlite - postgres == {"insert_event"}
     assert postgres - sqlite == {"lock_sessions", "insert_events", "notify"}
+
+
+@pytest.mark.parametrize("query", ["pool_max_size=x", "pool_min_size=0", "pool_timeout=-1"])
+def test_bad_pool_options_are_usage_errors(query: str) -> None:
+    with pytest.raises(UsageError, match="pool"):
+        PostgresDatabase(f"postgresql://u@127.0.0.1/db?{query}", migrate=False)

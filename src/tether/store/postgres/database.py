@@ -76,7 +76,7 @@ class _Reader:
         return rows[0] if rows else None
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
-        return list(await self._db.fetch(_QUERIES[query], params))
+        return await self._db.fetch(_QUERIES[query], params)
 
 
 class _Tx:
@@ -134,11 +134,16 @@ class PostgresDatabase:
         self.location = redact_url(url)
         self.changes = ChangeFeed()
         self._source = secrets.token_hex(6)
-        self._min_size = int(options["pool_min_size"])
-        self._max_size = int(options["pool_max_size"])
-        self._timeout = float(options["pool_timeout"])
-        if not 1 <= self._min_size <= self._max_size:
-            raise UsageError("need 1 <= pool_min_size <= pool_max_size in the database URL")
+        try:
+            self._min_size = int(options["pool_min_size"])
+            self._max_size = int(options["pool_max_size"])
+            self._timeout = float(options["pool_timeout"])
+        except ValueError as exc:
+            raise UsageError(f"invalid pool option in the database URL: {exc}") from exc
+        if not 1 <= self._min_size <= self._max_size or self._timeout <= 0:
+            raise UsageError(
+                "the database URL needs 1 <= pool_min_size <= pool_max_size and pool_timeout > 0"
+            )
         self._pool: AsyncConnectionPool[AsyncConn] | None = None
         self._opening = asyncio.Lock()
         self._listener = Listener(self._conninfo, self.changes, self._source)
