@@ -74,7 +74,7 @@ def demo(
             print_json(data)
             return
         console.print()
-        render.print_session(console, report, tt.service.clock.now())
+        render.print_session(console, report, tt.backend.clock.now())
         console.print(
             f"\nThe session is still [bold green]{report.session.status.value}[/]: runs finished, "
             "the conversation goes on. Look again from a new process with\n"
@@ -97,7 +97,7 @@ def sessions_list(
         if json:
             print_json({"data": to_data(list(sessions))})
         else:
-            console.print(render.sessions_table(list(sessions), tt.service.clock.now()))
+            console.print(render.sessions_table(list(sessions), tt.backend.clock.now()))
 
 
 @sessions_app.command("show")
@@ -109,7 +109,7 @@ def sessions_show(session_id: str, db: DbOption = DEFAULT_DB, json: JsonOption =
         if json:
             print_json(report.to_data())
         else:
-            render.print_session(console, report, tt.service.clock.now())
+            render.print_session(console, report, tt.backend.clock.now())
 
 
 @sessions_app.command("close")
