@@ -2,12 +2,13 @@
 
 import tether
 
-tt = tether.open("tether.db")
+tt = tether.open("tether.db")   # or tether.connect("http://host:8080", api_key="tk_…")
 s = tt.sessions.create(title="Keep helping me with this project")
 run = s.runs.create(goal="Analyse the failing tests", agent="echo").wait()
 print(run.status, run.started_at, run.ended_at, run.error)
 """
 
+from tether.client import AsyncClient, Client, connect
 from tether.core.errors import (
     Conflict,
     InvalidTransition,
@@ -34,11 +35,12 @@ from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.tools import Tool, ToolError, tool
 from tether.runtime.worker import Worker
-
-__version__ = "0.1.0"
+from tether.version import __version__
 
 __all__ = [
     "AgentRegistry",
+    "AsyncClient",
+    "Client",
     "Conflict",
     "ErrorInfo",
     "Event",
@@ -78,6 +80,7 @@ __all__ = [
     "Worker",
     "__version__",
     "agent",
+    "connect",
     "open",
     "tool",
 ]

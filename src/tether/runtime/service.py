@@ -8,7 +8,7 @@ atomicity to the store. ``for_owner`` gives the same service seen by another own
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from datetime import timedelta
 from typing import Any
 
@@ -477,7 +477,7 @@ class Service:
         run_id: str | None = None,
         after_id: int | None = None,
         heartbeat: float | None = None,
-    ) -> AsyncIterator[Event | None]:
+    ) -> AsyncGenerator[Event | None, None]:
         """Events as they commit, from after after_id, each exactly once and in order. Yields
         None every heartbeat seconds of silence. A run's stream ends after its terminal event."""
         await self._check_stream_target(session_id, run_id)
