@@ -399,9 +399,11 @@ LIMIT :limit;
 -- memory ---------------------------------------------------------------------------------------
 
 -- name: upsert_memory
+-- A JSON null value arrives as SQL NULL: it is stored as the JSON text 'null'.
 INSERT INTO memory (scope, scope_id, namespace, key, value, session_id, source_run_id,
                     created_at, updated_at)
-VALUES (:scope, :scope_id, :namespace, :key, :value, :session_id, :source_run_id, :now, :now)
+VALUES (:scope, :scope_id, :namespace, :key, COALESCE(:value, 'null'), :session_id,
+        :source_run_id, :now, :now)
 ON CONFLICT (scope, scope_id, namespace, key) DO UPDATE
 SET value = excluded.value, source_run_id = excluded.source_run_id, updated_at = excluded.updated_at
 RETURNING *;
