@@ -8,7 +8,8 @@ run = s.runs.create(goal="Analyse the failing tests", agent="echo").wait()
 print(run.status, run.started_at, run.ended_at, run.error)
 """
 
-from tether.client import AsyncClient, Client, connect
+from typing import TYPE_CHECKING, Any
+
 from tether.core.errors import (
     Conflict,
     InvalidTransition,
@@ -36,6 +37,9 @@ from tether.runtime.settings import RuntimeSettings
 from tether.runtime.tools import Tool, ToolError, tool
 from tether.runtime.worker import Worker
 from tether.version import __version__
+
+if TYPE_CHECKING:
+    from tether.client import AsyncClient, Client, connect
 
 __all__ = [
     "AgentRegistry",
@@ -84,3 +88,12 @@ __all__ = [
     "open",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The HTTP client (and httpx) load on first use: local programs never pay for them.
+    if name in ("AsyncClient", "Client", "connect"):
+        from tether import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'tether' has no attribute {name!r}")

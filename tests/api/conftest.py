@@ -1,4 +1,4 @@
-"""Fixtures for the HTTP tests: one real server per module, and a client per owner."""
+"""Fixtures for the HTTP tests: one real server, and a client per owner."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from httpkit import Server, start_server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """One server per test module (tests make their own sessions)."""
+    """One server for the run: every test makes its own sessions."""
     running = start_server(tmp_path_factory.mktemp("server"))
     yield running
     running.stop()

@@ -3,14 +3,16 @@ with keys for two owners, read SSE off the wire, and wait on observable state wi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -131,17 +133,19 @@ class Frame:
 
 
 def read_sse(
-    response: httpx.Response,
+    source: httpx.Response | Iterator[str],
     *,
     until: Callable[[Frame], bool] | None = None,
     heartbeats: int | None = None,
 ) -> tuple[list[Frame], int]:
     """Frames (and the number of heartbeat comments) until the stream ends, until(frame) is
-    true, or the given number of heartbeats arrived."""
+    true, or the given number of heartbeats arrived. Pass response.iter_lines() to read one
+    stream in several calls."""
     frames: list[Frame] = []
     beats = 0
     fields: dict[str, str] = {}
-    for line in response.iter_lines():
+    lines = source.iter_lines() if isinstance(source, httpx.Response) else source
+    for line in lines:
         if line.startswith(":"):
             beats += line == ": heartbeat"
             if heartbeats is not None and beats >= heartbeats:
@@ -193,3 +197,56 @@ def wait_run(client: httpx.Client, run_id: str, timeout: float = 15) -> dict[str
     run: dict[str, Any] = answer.json()
     assert run["status"] not in ("ready", "running"), run
     return run
+
+
+class Proxy:
+    """A TCP proxy in front of the server whose connections can be cut, to drop streams."""
+
+    def __init__(self, target: str) -> None:
+        host, port = target.removeprefix("http://").split(":")
+        self._target = (host, int(port))
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        #: Connections accepted so far.
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                downstream, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self._target)
+            with self._lock:
+                self.connections += 1
+                self._open += [downstream, upstream]
+            for source, sink in ((downstream, upstream), (upstream, downstream)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        """Drop every open connection (new ones are still accepted)."""
+        with self._lock:
+            doomed, self._open = self._open, []
+        for sock in doomed:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def close(self) -> None:
+        self._listener.close()
+        self.cut()

@@ -5,10 +5,8 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tether.api.errors import error_response
+from tether.api.settings import DEFAULT_MAX_BODY_BYTES
 from tether.core.errors import PayloadTooLarge
-
-#: The default limit: 1 MiB.
-DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 
 class BodyLimit:

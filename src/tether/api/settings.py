@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tether.api.body_limit import DEFAULT_MAX_BODY_BYTES
+#: The default limit of a request body: 1 MiB.
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)

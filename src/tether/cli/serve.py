@@ -1,20 +1,16 @@
-"""``tether serve``: the HTTP service on uvicorn, with the embedded worker."""
+"""``tether serve``: the HTTP service on uvicorn, with the embedded worker (imported lazily,
+so the rest of the CLI starts fast)."""
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
-import socket
 import sys
-import threading
-from types import FrameType
 from typing import Annotated
 
 import typer
-import uvicorn
 
-from tether.api import ApiSettings, create_app
-from tether.api.body_limit import DEFAULT_MAX_BODY_BYTES
+from tether.api.settings import DEFAULT_MAX_BODY_BYTES, ApiSettings
 from tether.cli.app import DbOption, fail, handles_errors
 from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import DEFAULT_DB, open_store
@@ -36,28 +32,6 @@ async def _has_keys(db: str) -> bool:
         return await ApiKeys(store).any_active()
     finally:
         await store.close()
-
-
-class _Server(uvicorn.Server):
-    """uvicorn, telling the app to end its streams as soon as a stop is asked for, and saying
-    where it listens once it does (the real port when given port 0)."""
-
-    def __init__(self, config: uvicorn.Config, draining: threading.Event, label: str) -> None:
-        super().__init__(config)
-        self._draining = draining
-        self._label = label
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        self._draining.set()
-        super().handle_exit(sig, frame)
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if self.started and self.servers and self.servers[0].sockets:
-            host, port = self.servers[0].sockets[0].getsockname()[:2]
-            shown = f"[{host}]" if ":" in host else host
-            print(f"tether listening on http://{shown}:{port} ({self._label})", file=sys.stderr)
-            sys.stderr.flush()
 
 
 @handles_errors
@@ -89,6 +63,14 @@ def serve(
         int,
         typer.Option(envvar="TETHER_MAX_BODY_BYTES", min=1, help="Larger bodies get 413."),
     ] = DEFAULT_MAX_BODY_BYTES,
+    shutdown_grace: Annotated[
+        float,
+        typer.Option(
+            envvar="TETHER_SHUTDOWN_GRACE",
+            min=0,
+            help="On stop, seconds running runs get to finish before they are handed back.",
+        ),
+    ] = 10.0,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = True,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
@@ -106,16 +88,13 @@ def serve(
             f"`tether keys create --owner NAME --db {db}` (or serve with --no-auth)",
             file=sys.stderr,
         )
-    settings = ApiSettings(db=db, workers=workers, auth=not no_auth, max_body_bytes=max_body_bytes)
-    app = create_app(settings)
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        access_log=access_log,
-        timeout_graceful_shutdown=int(settings.shutdown_grace) + 1,
-        log_level="info",
+    from tether.api.server import serve as run
+
+    settings = ApiSettings(
+        db=db,
+        workers=workers,
+        auth=not no_auth,
+        max_body_bytes=max_body_bytes,
+        shutdown_grace=shutdown_grace,
     )
-    auth = "no auth, owner 'local'" if no_auth else "API keys"
-    label = f"db {db}, {workers} worker slots, {auth}"
-    _Server(config, app.state.draining, label).run()
+    run(settings, host=host, port=port, access_log=access_log)
