@@ -14,7 +14,6 @@ import uvicorn
 from tether.api.app import create_app
 from tether.api.settings import ApiSettings
 
-
 #: How long an idle keep-alive connection stays open.
 KEEP_ALIVE_SECONDS = 65
 
