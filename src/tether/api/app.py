@@ -28,6 +28,7 @@ from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
 from tether.store.base import Store
+from tether.store.factory import open_store
 from tether.version import __version__
 
 DESCRIPTION = """\
@@ -58,8 +59,6 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        from tether.store.factory import open_store
-
         owned = store is None
         opened = store or open_store(settings.db)
         service = Service(opened, agents=agents, clock=clock, settings=runtime, models=models)

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from tether.api import render, schemas
 from tether.api.auth import Owned
-from tether.api.routes.sessions import Cursor
+from tether.api.params import Cursor
 from tether.core.errors import UsageError
 
 router = APIRouter(tags=["memory"])

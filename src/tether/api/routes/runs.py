@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from tether.api import render, schemas
 from tether.api.auth import Owned
-from tether.api.routes.sessions import Cursor, Limit
+from tether.api.params import Cursor, Limit
 from tether.core.status import RunStatus, StepStatus
 
 router = APIRouter(tags=["runs"])

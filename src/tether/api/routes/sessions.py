@@ -10,9 +10,9 @@ from starlette.responses import Response
 
 from tether.api import render, schemas
 from tether.api.auth import Owned
+from tether.api.params import Cursor, Limit
 from tether.core.errors import UsageError
 from tether.core.status import SessionStatus
-from tether.runtime import limits
 from tether.store.base import UNSET
 
 
@@ -29,9 +29,6 @@ def _json_object(name: str, text: str | None) -> dict[str, Any] | None:
 
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
-
-Limit = Annotated[int, Query(ge=1, le=limits.MAX_PAGE, description="Page size.")]
-Cursor = Annotated[str | None, Query(description="next_cursor of the previous page.")]
 
 
 @router.post("", status_code=201, response_model=schemas.Session)
