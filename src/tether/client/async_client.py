@@ -13,7 +13,7 @@ import httpx
 
 from tether.client import errors, streams
 from tether.core.clock import Clock, SystemClock
-from tether.core.errors import ServerUnreachable, UsageError
+from tether.core.errors import ServerUnreachable, TetherError, UsageError
 from tether.core.event import Event
 from tether.core.memory import MemoryItem
 from tether.core.message import Message, Role
@@ -99,7 +99,15 @@ class AsyncClient:
             raise ServerUnreachable(f"cannot reach {self.url}: {exc!r}") from exc
         if response.status_code >= 400:
             raise errors.from_response(response)
-        return None if response.status_code == 204 else response.json()
+        if response.status_code == 204:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            raise TetherError(
+                f"{self.url} answered {method} {path} with something other than JSON: "
+                "is it a tether server?"
+            ) from None
 
     async def _page(self, cls: type[Any], path: str, **params: Any) -> Page[Any]:
         body = await self.request("GET", path, params=_params(**params))
