@@ -63,6 +63,14 @@ def serve(
         int,
         typer.Option(envvar="TETHER_MAX_BODY_BYTES", min=1, help="Larger bodies get 413."),
     ] = DEFAULT_MAX_BODY_BYTES,
+    heartbeat_seconds: Annotated[
+        float,
+        typer.Option(
+            envvar="TETHER_HEARTBEAT_SECONDS",
+            min=0.1,
+            help="Seconds of silence after which an SSE stream sends a heartbeat comment.",
+        ),
+    ] = 15.0,
     shutdown_grace: Annotated[
         float,
         typer.Option(
@@ -96,5 +104,6 @@ def serve(
         auth=not no_auth,
         max_body_bytes=max_body_bytes,
         shutdown_grace=shutdown_grace,
+        heartbeat_seconds=heartbeat_seconds,
     )
     run(settings, host=host, port=port, access_log=access_log)

@@ -58,22 +58,7 @@ class Client:
         stream = self.aio.stream_events(
             session_id=session_id, run_id=run_id, after_id=after_id, heartbeat=heartbeat
         )
-
-        async def step() -> tuple[bool, Event | None]:
-            try:
-                return True, await anext(stream)
-            except StopAsyncIteration:
-                return False, None
-
-        try:
-            while True:
-                more, event = self._loop.call(step())
-                if not more:
-                    return
-                yield event
-        finally:
-            if not self._loop.loop.is_closed():
-                self._loop.call(stream.aclose())
+        return self._loop.iterate(stream)
 
     create_session = _blocking(AsyncClient.create_session)
     get_session = _blocking(AsyncClient.get_session)

@@ -7,7 +7,7 @@ both implementations against it (see the end of this module and ``tether.client`
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.core.clock import Clock
@@ -186,7 +186,7 @@ class Backend(Protocol):
         run_id: str | None = None,
         after_id: int | None = None,
         heartbeat: float | None = None,
-    ) -> AsyncIterator[Event | None]:
+    ) -> AsyncGenerator[Event | None, None]:
         """Events as they commit, after after_id, each exactly once and in order; None every
         heartbeat seconds of silence. A run's stream ends after its terminal event."""
         ...

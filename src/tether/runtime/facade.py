@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Coroutine, Iterator, MutableMapping
+from collections.abc import Coroutine, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -79,26 +79,6 @@ class Tether:
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._loop.call(coro)
 
-    def _iterate(self, stream: AsyncIterator[T]) -> Iterator[T]:
-        """Iterate an async iterator of the backend from this thread."""
-
-        async def step() -> tuple[bool, T | None]:
-            try:
-                return True, await anext(stream)
-            except StopAsyncIteration:
-                return False, None
-
-        try:
-            while True:
-                more, item = self._call(step())
-                if not more:
-                    return
-                yield item  # type: ignore[misc]
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None and not self._loop.loop.is_closed():
-                self._call(aclose())
-
     def stream_events(
         self,
         *,
@@ -109,7 +89,7 @@ class Tether:
         """Events of a session or a run as they happen (a run's stream ends after its terminal
         event; a session's goes on until the caller stops)."""
         stream = self.backend.stream_events(session_id=session_id, run_id=run_id, after_id=after_id)
-        for event in self._iterate(stream):
+        for event in self._loop.iterate(stream):
             if event is not None:
                 yield event
 
