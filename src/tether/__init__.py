@@ -2,11 +2,13 @@
 
 import tether
 
-tt = tether.open("tether.db")
+tt = tether.open("tether.db")   # or tether.connect("http://host:8080", api_key="tk_…")
 s = tt.sessions.create(title="Keep helping me with this project")
 run = s.runs.create(goal="Analyse the failing tests", agent="echo").wait()
 print(run.status, run.started_at, run.ended_at, run.error)
 """
+
+from typing import TYPE_CHECKING, Any
 
 from tether.core.errors import (
     Conflict,
@@ -34,11 +36,15 @@ from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.tools import Tool, ToolError, tool
 from tether.runtime.worker import Worker
+from tether.version import __version__
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from tether.client import AsyncClient, Client, connect
 
 __all__ = [
     "AgentRegistry",
+    "AsyncClient",
+    "Client",
     "Conflict",
     "ErrorInfo",
     "Event",
@@ -79,6 +85,16 @@ __all__ = [
     "Worker",
     "__version__",
     "agent",
+    "connect",
     "open",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The HTTP client (and httpx) load on first use: local programs never pay for them.
+    if name in ("AsyncClient", "Client", "connect"):
+        from tether import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'tether' has no attribute {name!r}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tether.core.clock import Clock
-from tether.core.errors import NotFound
+from tether.core.errors import NotFound, UsageError
 from tether.core.event import Event
 from tether.core.memory import MemoryItem
 from tether.core.message import Message, Role
@@ -24,6 +24,7 @@ from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime.agent import AgentRegistry
+from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
 from tether.runtime.loop_thread import LoopThread
 from tether.runtime.service import Service
@@ -53,43 +54,58 @@ def _all_pages(fetch: Any, limit: int | None) -> list[Any]:
 
 
 class Tether:
-    """tether for synchronous programs; see ``tether.open``."""
+    """tether for synchronous programs, over any Backend; see ``tether.open`` and
+    ``tether.connect``."""
 
-    def __init__(self, service: Service, *, worker: bool = True) -> None:
-        self.service = service
+    def __init__(self, backend: Backend, worker: Worker | None = None) -> None:
+        self.backend = backend
         self._loop = LoopThread()
-        self._worker: Worker | None = None
-        if worker:
-            self._worker = Worker(
-                service.store,
-                service.agents,
-                clock=service.clock,
-                settings=service.settings,
-                models=service.models,
-            )
-            self._call(self._start_worker())
+        self._worker = worker
+        if worker is not None:
+            self._call(self._start_worker(worker))
         self.sessions = Sessions(self)
         self.runs = Runs(self)
         self.user_memory = UserMemory(self)
 
-    async def _start_worker(self) -> None:
-        assert self._worker is not None
-        self._worker.start()
+    @property
+    def service(self) -> Backend:
+        """The backend (a Service on a local database, an AsyncClient over HTTP)."""
+        return self.backend
+
+    @staticmethod
+    async def _start_worker(worker: Worker) -> None:
+        worker.start()
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._loop.call(coro)
 
+    def stream_events(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        after_id: int | None = None,
+    ) -> Iterator[Event]:
+        """Events of a session or a run as they happen (a run's stream ends after its terminal
+        event; a session's goes on until the caller stops)."""
+        stream = self.backend.stream_events(session_id=session_id, run_id=run_id, after_id=after_id)
+        for event in self._loop.iterate(stream):
+            if event is not None:
+                yield event
+
     def sweep_expired(self) -> list[Session]:
         """Persist the expiry of every session past its TTL (with session.expired events)."""
-        return self._call(self.service.sweep_expired())
+        if not isinstance(self.backend, Service):
+            raise UsageError("sweeping expired sessions needs the database, not a server")
+        return self._call(self.backend.sweep_expired())
 
     def close(self, grace: float | None = None) -> None:
-        """Stop the embedded worker (letting runs finish within grace) and close the store."""
+        """Stop the embedded worker (letting runs finish within grace) and release the backend."""
         if self._loop.loop.is_closed():
             return
         if self._worker is not None:
             self._call(self._worker.stop(grace))
-        self._call(self.service.store.close())
+        self._call(self.backend.close())
         self._loop.stop()
 
     def __enter__(self) -> Tether:
@@ -120,7 +136,12 @@ def open(
     service = Service(
         store, agents=agents, clock=clock, settings=settings, models=models, owner=owner
     )
-    return Tether(service, worker=worker)
+    embedded = None
+    if worker:
+        embedded = Worker(
+            store, service.agents, clock=service.clock, settings=service.settings, models=models
+        )
+    return Tether(service, worker=embedded)
 
 
 # -- sessions --------------------------------------------------------------------------------
@@ -142,7 +163,7 @@ class Sessions:
     ) -> SessionHandle:
         """Open a session (TTL 30 days unless given; None = never expires)."""
         s = self._tt._call(
-            self._tt.service.create_session(
+            self._tt.backend.create_session(
                 title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
             )
         )
@@ -150,7 +171,7 @@ class Sessions:
 
     def get(self, session_id: str) -> SessionHandle:
         return SessionHandle.bind(
-            self._tt._call(self._tt.service.get_session(session_id)), self._tt
+            self._tt._call(self._tt.backend.get_session(session_id)), self._tt
         )
 
     def list(
@@ -161,11 +182,11 @@ class Sessions:
         limit: int | None = 100,
     ) -> list[SessionHandle]:
         """Sessions, newest activity first (at most limit; None = all)."""
-        service = self._tt.service
+        backend = self._tt.backend
 
         def fetch(cursor: str | None) -> Page[Session]:
             return self._tt._call(
-                service.list_sessions(status=status, query=query, limit=100, cursor=cursor)
+                backend.list_sessions(status=status, query=query, limit=100, cursor=cursor)
             )
 
         return [SessionHandle.bind(s, self._tt) for s in _all_pages(fetch, limit)]
@@ -178,7 +199,7 @@ class Runs:
         self._tt = tt
 
     def get(self, run_id: str) -> RunHandle:
-        return RunHandle.bind(self._tt._call(self._tt.service.get_run(run_id)), self._tt)
+        return RunHandle.bind(self._tt._call(self._tt.backend.get_run(run_id)), self._tt)
 
 
 class SessionHandle(Session):
@@ -213,11 +234,11 @@ class SessionHandle(Session):
         status: StepStatus | str | None = None,
     ) -> list[Step]:
         """The session's tool history, aggregated over its runs, oldest first."""
-        service = self._tt.service
+        backend = self._tt.backend
 
         def fetch(cursor: str | None) -> Page[Step]:
             return self._tt._call(
-                service.list_tool_calls(
+                backend.list_tool_calls(
                     session_id=self.id,
                     run_id=run_id,
                     tool=tool,
@@ -231,10 +252,14 @@ class SessionHandle(Session):
 
     def assembled_context(self, budget_tokens: int | None = None) -> dict[str, Any]:
         """The context the next run would start from."""
-        return self._tt._call(self._tt.service.get_context(self.id, budget_tokens=budget_tokens))
+        return self._tt._call(self._tt.backend.get_context(self.id, budget_tokens=budget_tokens))
 
     def events(self, after_id: int | None = None) -> list[Event]:
-        return self._tt._call(self._tt.service.list_events(session_id=self.id, after_id=after_id))
+        return self._tt._call(self._tt.backend.list_events(session_id=self.id, after_id=after_id))
+
+    def stream(self, after_id: int | None = None) -> Iterator[Event]:
+        """The session's events as they happen, until the caller stops."""
+        return self._tt.stream_events(session_id=self.id, after_id=after_id)
 
     def refresh(self) -> SessionHandle:
         return self._tt.sessions.get(self.id)
@@ -248,7 +273,7 @@ class SessionHandle(Session):
         ttl_seconds: int | Unset | None = UNSET,
     ) -> SessionHandle:
         s = self._tt._call(
-            self._tt.service.update_session(
+            self._tt.backend.update_session(
                 self.id, title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
             )
         )
@@ -256,10 +281,10 @@ class SessionHandle(Session):
 
     def close(self) -> SessionHandle:
         """Close the session (only the user or expiry ends one); unfinished runs are cancelled."""
-        return SessionHandle.bind(self._tt._call(self._tt.service.close_session(self.id)), self._tt)
+        return SessionHandle.bind(self._tt._call(self._tt.backend.close_session(self.id)), self._tt)
 
     def delete(self) -> None:
-        self._tt._call(self._tt.service.delete_session(self.id))
+        self._tt._call(self._tt.backend.delete_session(self.id))
 
 
 class SessionRuns:
@@ -284,7 +309,7 @@ class SessionRuns:
     ) -> RunHandle:
         """Start a run; it is ``ready`` until a worker picks it up."""
         run = self._tt._call(
-            self._tt.service.create_run(
+            self._tt.backend.create_run(
                 self._session_id,
                 goal,
                 agent=agent,
@@ -301,11 +326,11 @@ class SessionRuns:
 
     def list(self, *, status: RunStatus | str | None = None) -> list[RunHandle]:
         """Every run of the session, Run 1 first."""
-        service = self._tt.service
+        backend = self._tt.backend
 
         def fetch(cursor: str | None) -> Page[Run]:
             return self._tt._call(
-                service.list_runs(self._session_id, status=status, limit=500, cursor=cursor)
+                backend.list_runs(self._session_id, status=status, limit=500, cursor=cursor)
             )
 
         return [RunHandle.bind(r, self._tt) for r in _all_pages(fetch, None)]
@@ -323,15 +348,15 @@ class SessionMessages:
 
     def add(self, role: Role | str, content: str, **metadata: Any) -> Message:
         return self._tt._call(
-            self._tt.service.add_message(self._session_id, role, content, metadata=metadata)
+            self._tt.backend.add_message(self._session_id, role, content, metadata=metadata)
         )
 
     def list(self) -> list[Message]:
-        service = self._tt.service
+        backend = self._tt.backend
 
         def fetch(cursor: str | None) -> Page[Message]:
             return self._tt._call(
-                service.list_messages(self._session_id, limit=1000, cursor=cursor)
+                backend.list_messages(self._session_id, limit=1000, cursor=cursor)
             )
 
         return _all_pages(fetch, None)
@@ -353,17 +378,17 @@ class RunHandle(Run):
 
     def wait(self, timeout: float | None = None) -> RunHandle:
         """Block until the run is terminal or waiting for a person (or timeout passes)."""
-        run = self._tt._call(self._tt.service.wait_run(self.id, timeout=timeout))
+        run = self._tt._call(self._tt.backend.wait_run(self.id, timeout=timeout))
         return RunHandle.bind(run, self._tt)
 
     @property
     def steps(self) -> list[Step]:
         """Model calls, tool calls (call and result together), messages and notes, in order."""
-        return self._tt._call(self._tt.service.list_steps(self.id))
+        return self._tt._call(self._tt.backend.list_steps(self.id))
 
     def tool_calls(self, *, tool: str | None = None) -> list[Step]:
         page = self._tt._call(
-            self._tt.service.list_tool_calls(run_id=self.id, tool=tool, limit=1000)
+            self._tt.backend.list_tool_calls(run_id=self.id, tool=tool, limit=1000)
         )
         return page.data
 
@@ -373,18 +398,22 @@ class RunHandle(Run):
         return RunMemory(self._tt, self.id)
 
     def events(self, after_id: int | None = None) -> list[Event]:
-        return self._tt._call(self._tt.service.list_events(run_id=self.id, after_id=after_id))
+        return self._tt._call(self._tt.backend.list_events(run_id=self.id, after_id=after_id))
+
+    def stream(self, after_id: int | None = None) -> Iterator[Event]:
+        """The run's events as they happen, ending after its terminal event."""
+        return self._tt.stream_events(run_id=self.id, after_id=after_id)
 
     def refresh(self) -> RunHandle:
         return self._tt.runs.get(self.id)
 
     def cancel(self, reason: str = "cancelled by request") -> RunHandle:
         return RunHandle.bind(
-            self._tt._call(self._tt.service.cancel_run(self.id, reason=reason)), self._tt
+            self._tt._call(self._tt.backend.cancel_run(self.id, reason=reason)), self._tt
         )
 
     def resume(self, input: Any = None) -> RunHandle:
-        return RunHandle.bind(self._tt._call(self._tt.service.resume_run(self.id, input)), self._tt)
+        return RunHandle.bind(self._tt._call(self._tt.backend.resume_run(self.id, input)), self._tt)
 
 
 # -- memory mappings -------------------------------------------------------------------------
@@ -419,20 +448,20 @@ class SessionMemory(_MemoryMapping):
         self._session_id = session_id
 
     def _items(self) -> list[MemoryItem]:
-        return self._tt._call(self._tt.service.list_session_memory(self._session_id))
+        return self._tt._call(self._tt.backend.list_session_memory(self._session_id))
 
     def __getitem__(self, key: str) -> Any:
         try:
-            return self._tt._call(self._tt.service.get_session_memory(self._session_id, key)).value
+            return self._tt._call(self._tt.backend.get_session_memory(self._session_id, key)).value
         except NotFound:
             raise KeyError(key) from None
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._tt._call(self._tt.service.set_session_memory(self._session_id, key, value))
+        self._tt._call(self._tt.backend.set_session_memory(self._session_id, key, value))
 
     def __delitem__(self, key: str) -> None:
         try:
-            self._tt._call(self._tt.service.delete_session_memory(self._session_id, key))
+            self._tt._call(self._tt.backend.delete_session_memory(self._session_id, key))
         except NotFound:
             raise KeyError(key) from None
 
@@ -441,20 +470,20 @@ class UserMemory(_MemoryMapping):
     """Memory about the owner, shared by all of the owner's sessions."""
 
     def _items(self) -> list[MemoryItem]:
-        return self._tt._call(self._tt.service.list_user_memory())
+        return self._tt._call(self._tt.backend.list_user_memory())
 
     def __getitem__(self, key: str) -> Any:
         try:
-            return self._tt._call(self._tt.service.get_user_memory(key)).value
+            return self._tt._call(self._tt.backend.get_user_memory(key)).value
         except NotFound:
             raise KeyError(key) from None
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._tt._call(self._tt.service.set_user_memory(key, value))
+        self._tt._call(self._tt.backend.set_user_memory(key, value))
 
     def __delitem__(self, key: str) -> None:
         try:
-            self._tt._call(self._tt.service.delete_user_memory(key))
+            self._tt._call(self._tt.backend.delete_user_memory(key))
         except NotFound:
             raise KeyError(key) from None
 
@@ -467,7 +496,7 @@ class RunMemory(_MemoryMapping):
         self._run_id = run_id
 
     def _items(self) -> list[MemoryItem]:
-        return self._tt._call(self._tt.service.list_run_memory(self._run_id))
+        return self._tt._call(self._tt.backend.list_run_memory(self._run_id))
 
     def __getitem__(self, key: str) -> Any:
         for item in self._items():
@@ -483,4 +512,4 @@ class RunMemory(_MemoryMapping):
 
     def promote(self, key: str, *, as_key: str | None = None) -> MemoryItem:
         """Copy an item into the session's memory, recorded with this run as its source."""
-        return self._tt._call(self._tt.service.promote_memory(self._run_id, key, as_key=as_key))
+        return self._tt._call(self._tt.backend.promote_memory(self._run_id, key, as_key=as_key))
