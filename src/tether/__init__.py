@@ -29,7 +29,9 @@ from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
 from tether.runtime.agent import AgentRegistry, agent
-from tether.runtime.facade import RunHandle, SessionHandle, Tether, open
+from tether.runtime.async_facade import AsyncRunHandle, AsyncSessionHandle, AsyncTether, open_async
+from tether.runtime.facade import Tether, open
+from tether.runtime.handles import RunHandle, SessionHandle
 from tether.runtime.models import Model, ModelResponse, ScriptedModel, ToolCall
 from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt
 from tether.runtime.service import Service
@@ -39,11 +41,14 @@ from tether.runtime.worker import Worker
 from tether.version import __version__
 
 if TYPE_CHECKING:
-    from tether.client import AsyncClient, Client, connect
+    from tether.client import AsyncClient, Client, connect, connect_async
 
 __all__ = [
     "AgentRegistry",
     "AsyncClient",
+    "AsyncRunHandle",
+    "AsyncSessionHandle",
+    "AsyncTether",
     "Client",
     "Conflict",
     "ErrorInfo",
@@ -86,14 +91,16 @@ __all__ = [
     "__version__",
     "agent",
     "connect",
+    "connect_async",
     "open",
+    "open_async",
     "tool",
 ]
 
 
 def __getattr__(name: str) -> Any:
     # The HTTP client (and httpx) load on first use: local programs never pay for them.
-    if name in ("AsyncClient", "Client", "connect"):
+    if name in ("AsyncClient", "Client", "connect", "connect_async"):
         from tether import client
 
         return getattr(client, name)

@@ -27,6 +27,11 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self._draining.set()
         super().handle_exit(sig, frame)
+        # A requested stop is a clean exit (status 0): uvicorn would re-raise the signal once
+        # shut down, which makes the process die of it instead.
+        captured = getattr(self, "_captured_signals", None)
+        if isinstance(captured, list):
+            captured.clear()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)

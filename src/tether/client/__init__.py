@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tether.client.async_client import AsyncClient
 from tether.client.sync_client import Client
+from tether.runtime.async_facade import AsyncTether
 from tether.runtime.facade import Tether
 
 
@@ -14,4 +15,9 @@ def connect(url: str, *, api_key: str | None = None, timeout: float = 30.0) -> T
     return Tether(AsyncClient(url, api_key=api_key, timeout=timeout))
 
 
-__all__ = ["AsyncClient", "Client", "connect"]
+def connect_async(url: str, *, api_key: str | None = None, timeout: float = 30.0) -> AsyncTether:
+    """The same API as ``tether.open_async(...)``, against a tether server."""
+    return AsyncTether(AsyncClient(url, api_key=api_key, timeout=timeout))
+
+
+__all__ = ["AsyncClient", "Client", "connect", "connect_async"]
