@@ -51,7 +51,7 @@ def test_sigterm_ends_streams_and_long_polls_and_hands_runs_back(tmp_path: Path)
             reader.join(10)
             assert not reader.is_alive()
             assert time.monotonic() - started < 10, "".join(server.log)
-            assert code in (0, -15), server.log  # uvicorn re-raises the signal it handled
+            assert code == 0, server.log  # a requested stop is a clean exit
             reply = b""
             while chunk := poll.recv(65536):
                 reply += chunk
