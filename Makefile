@@ -34,6 +34,7 @@ format: $(STAMP) ## format the code
 
 bench: $(STAMP) ## benchmarks (bench/), printed as tables
 	$(PY) bench/store_append.py
+	$(PY) bench/http_load.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

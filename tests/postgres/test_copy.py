@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tether.core.api_key import ApiKey
 from tether.core.errors import Conflict
+from tether.core.ids import new_id
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
 from tether.runtime.agent import default_registry
@@ -60,6 +62,9 @@ async def _populate(url: str) -> None:
             )
             await svc.promote_memory(waiting.id, "hypothesis")
         await svc.set_user_memory("tone", "brief", namespace=("prefs", "style"))
+        key = ApiKey(id=new_id(), owner="alice", prefix="tt_abc", created_at=svc.clock.now())
+        await store.create_api_key(key, key_hash="0" * 64)
+        await store.revoke_api_key(key.id, now=svc.clock.now())
         await svc.close_session(session.id)
     finally:
         await worker.stop(grace=1.0)
@@ -82,6 +87,7 @@ async def _views(url: str) -> list[object]:
             out.extend(await svc.list_session_memory(session.id))
             out.extend(await svc.list_events(session_id=session.id, limit=1000))
         out.extend(await svc.list_user_memory(namespace=None))
+        out.extend(await store.list_api_keys())
         return out
     finally:
         await store.close()
@@ -130,7 +136,7 @@ def test_a_non_empty_target_is_refused_unless_told(tmp_path: Path, pg_url: str) 
     assert report.verified
     events = [p for p in seen if p[1] == "events"]
     assert [p[0] for p in events] == sorted(p[0] for p in events)  # copy, then verify
-    total = report.tables[-1].source_rows
+    total = next(t.source_rows for t in report.tables if t.name == "events")
     assert events[-1] == ("verify", "events", total, total)
     assert ("copy", "events", total, total) in events and len(events) > 2
 

@@ -8,6 +8,7 @@ import pytest
 
 from tether.core.errors import SchemaTooNew, StoreUnavailable, UsageError
 from tether.store.factory import migrate_store, open_store
+from tether.store.migrate import load_migrations
 from tether.store.postgres.database import PostgresDatabase
 from tether.store.sql.queries import load_queries
 
@@ -34,9 +35,12 @@ def test_many_nodes_migrating_at_once_apply_each_migration_once(pg: Databases) -
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(results) == [(0, 1)] + [(1, 1)] * 7
-    assert sql(url, "SELECT version, name FROM schema_version") == [(1, "initial")]
-    assert migrate_store(url) == (1, 1)
+    assert sorted(results) == [(0, 2)] + [(2, 2)] * 7
+    assert sql(url, "SELECT version, name FROM schema_version ORDER BY 1") == [
+        (1, "initial"),
+        (2, "api_keys"),
+    ]
+    assert migrate_store(url) == (2, 2)
 
 
 def test_a_database_from_a_newer_tether_is_refused(pg_url: str) -> None:
@@ -63,7 +67,12 @@ def test_pool_options_come_from_the_url(pg_url: str) -> None:
         finally:
             await store.close()
 
-    assert run(main()) == 1
+    assert run(main()) == len(load_migrations("tether.store.postgres"))
+
+
+def test_both_backends_have_the_same_migrations() -> None:
+    sqlite = [(m.version, m.name) for m in load_migrations("tether.store.sqlite")]
+    assert [(m.version, m.name) for m in load_migrations("tether.store.postgres")] == sqlite
 
 
 def test_both_backends_name_the_same_queries() -> None:

@@ -1,11 +1,11 @@
 """Copy a whole tether database into another (SQLite → PostgreSQL, or any pair), verified.
 
-Every table is copied by key order, ids and event ids preserved, inside one target transaction
-(an interrupted copy leaves the target as it was); the event id sequence then continues after
-the copied ids. Verification reads both sides again: per-table row counts, and a SHA-256 over a
-canonical serialization of the rows (columns in a fixed order, JSON values parsed and written
-back with sorted keys), so a byte-level difference between backends (jsonb spacing) does not
-count, and any difference in content does.
+Every table (API keys included) is copied by key order, ids and event ids preserved, inside
+one target transaction (an interrupted copy leaves the target as it was); the event id sequence
+then continues after the copied ids. Verification reads both sides again: per-table row counts,
+and a SHA-256 over a canonical serialization of the rows (columns in a fixed order, JSON values
+parsed and written back with sorted keys), so a byte-level difference between backends (jsonb
+spacing) does not count, and any difference in content does.
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ TABLES: tuple[Table, ...] = (
         "value",
     ),
     _table("events", "id", "id type owner session_id run_id data created_at", "data"),
+    _table("api_keys", "id", "id owner key_hash prefix name created_at revoked_at", ""),
 )
 
 #: (phase, table, rows done, rows in the table); phase is "copy" or "verify".

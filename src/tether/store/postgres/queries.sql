@@ -443,10 +443,11 @@ LIMIT %(limit)s;
 -- memory ---------------------------------------------------------------------------------------
 
 -- name: upsert_memory
+-- A JSON null value arrives as SQL NULL: it is stored as the JSON 'null'.
 INSERT INTO memory (scope, scope_id, namespace, key, value, session_id, source_run_id,
                     created_at, updated_at)
-VALUES (%(scope)s, %(scope_id)s, %(namespace)s, %(key)s, %(value)s::jsonb, %(session_id)s,
-        %(source_run_id)s, %(now)s, %(now)s)
+VALUES (%(scope)s, %(scope_id)s, %(namespace)s, %(key)s, COALESCE(%(value)s::jsonb, 'null'),
+        %(session_id)s, %(source_run_id)s, %(now)s, %(now)s)
 ON CONFLICT (scope, scope_id, namespace, key) DO UPDATE
 SET value = excluded.value, source_run_id = excluded.source_run_id,
     updated_at = excluded.updated_at
@@ -479,6 +480,23 @@ WHERE scope = 'user' AND scope_id = %(owner)s AND namespace <> ''
        OR starts_with(namespace, %(prefix)s || chr(31)))
 ORDER BY namespace
 LIMIT %(limit)s OFFSET %(offset)s;
+
+-- api keys -------------------------------------------------------------------------------------
+
+-- name: insert_api_key
+INSERT INTO api_keys (id, owner, key_hash, prefix, name, created_at)
+VALUES (%(id)s, %(owner)s, %(key_hash)s, %(prefix)s, %(name)s, %(created_at)s)
+RETURNING *;
+
+-- name: api_key_by_hash
+SELECT * FROM api_keys WHERE key_hash = %(key_hash)s;
+
+-- name: list_api_keys
+SELECT * FROM api_keys WHERE (%(owner)s::text IS NULL OR owner = %(owner)s)
+ORDER BY created_at, id;
+
+-- name: revoke_api_key
+UPDATE api_keys SET revoked_at = COALESCE(revoked_at, %(now)s) WHERE id = %(id)s RETURNING *;
 
 -- db copy: every table whole, by key, in the same order on both backends ---------------------
 
@@ -589,6 +607,20 @@ VALUES (%(id)s, %(type)s, %(owner)s, %(session_id)s, %(run_id)s, %(data)s::jsonb
 
 -- name: copy_clear_events
 DELETE FROM events;
+
+-- name: copy_count_api_keys
+SELECT count(*) AS n FROM api_keys;
+
+-- name: copy_page_api_keys
+SELECT * FROM api_keys WHERE id > %(after_id)s
+ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_api_keys
+INSERT INTO api_keys (id, owner, key_hash, prefix, name, created_at, revoked_at)
+VALUES (%(id)s, %(owner)s, %(key_hash)s, %(prefix)s, %(name)s, %(created_at)s, %(revoked_at)s);
+
+-- name: copy_clear_api_keys
+DELETE FROM api_keys;
 
 -- name: copy_bump_sequences
 -- New events get ids after the copied ones.

@@ -105,7 +105,7 @@ class RunsPart(SqlBase):
         cursor: str | None = None,
         newest_first: bool = False,
     ) -> Page[Run]:
-        position = None if cursor is None else int(decode_cursor(cursor, 1)[0])
+        position = None if cursor is None else decode_cursor(cursor, int)[0]
         async with self._db.read() as tx:
             if newest_first:
                 rows = await tx.all(

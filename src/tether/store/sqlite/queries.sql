@@ -398,9 +398,11 @@ LIMIT :limit;
 -- memory ---------------------------------------------------------------------------------------
 
 -- name: upsert_memory
+-- A JSON null value arrives as SQL NULL: it is stored as the JSON text 'null'.
 INSERT INTO memory (scope, scope_id, namespace, key, value, session_id, source_run_id,
                     created_at, updated_at)
-VALUES (:scope, :scope_id, :namespace, :key, :value, :session_id, :source_run_id, :now, :now)
+VALUES (:scope, :scope_id, :namespace, :key, COALESCE(:value, 'null'), :session_id,
+        :source_run_id, :now, :now)
 ON CONFLICT (scope, scope_id, namespace, key) DO UPDATE
 SET value = excluded.value, source_run_id = excluded.source_run_id, updated_at = excluded.updated_at
 RETURNING *;
@@ -430,6 +432,22 @@ WHERE scope = 'user' AND scope_id = :owner AND namespace <> ''
        OR substr(namespace, 1, length(:prefix) + 1) = :prefix || char(31))
 ORDER BY namespace
 LIMIT :limit OFFSET :offset;
+
+-- api keys -------------------------------------------------------------------------------------
+
+-- name: insert_api_key
+INSERT INTO api_keys (id, owner, key_hash, prefix, name, created_at)
+VALUES (:id, :owner, :key_hash, :prefix, :name, :created_at)
+RETURNING *;
+
+-- name: api_key_by_hash
+SELECT * FROM api_keys WHERE key_hash = :key_hash;
+
+-- name: list_api_keys
+SELECT * FROM api_keys WHERE (:owner IS NULL OR owner = :owner) ORDER BY created_at, id;
+
+-- name: revoke_api_key
+UPDATE api_keys SET revoked_at = COALESCE(revoked_at, :now) WHERE id = :id RETURNING *;
 
 -- db copy: every table whole, by key, in the same order on both backends ---------------------
 
@@ -535,6 +553,20 @@ VALUES (:id, :type, :owner, :session_id, :run_id, :data, :created_at);
 
 -- name: copy_clear_events
 DELETE FROM events;
+
+-- name: copy_count_api_keys
+SELECT count(*) AS n FROM api_keys;
+
+-- name: copy_page_api_keys
+SELECT * FROM api_keys WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_api_keys
+INSERT INTO api_keys (id, owner, key_hash, prefix, name, created_at, revoked_at)
+VALUES (:id, :owner, :key_hash, :prefix, :name, :created_at, :revoked_at);
+
+-- name: copy_clear_api_keys
+DELETE FROM api_keys;
 
 -- name: copy_bump_sequences
 -- AUTOINCREMENT already follows explicit ids; this only makes sure of it.
