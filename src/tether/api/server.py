@@ -13,6 +13,7 @@ import uvicorn
 
 from tether.api.app import create_app
 from tether.api.settings import ApiSettings
+from tether.store.factory import redact_url
 
 #: How long an idle keep-alive connection stays open.
 KEEP_ALIVE_SECONDS = 65
@@ -57,5 +58,5 @@ def serve(settings: ApiSettings, *, host: str, port: int, access_log: bool = Tru
         log_level="info",
     )
     auth = "API keys" if settings.auth else "no auth, owner 'local'"
-    label = f"db {settings.db}, {settings.workers} worker slots, {auth}"
+    label = f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}"
     _Server(config, app.state.draining, label).run()
