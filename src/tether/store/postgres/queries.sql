@@ -202,6 +202,19 @@ WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(st
   AND seq < %(before_seq)s
 ORDER BY seq DESC LIMIT %(limit)s;
 
+-- name: claimable
+-- Whether claim_resumed_run or claim_ready_run would find a run (a read: no locks, one round trip).
+SELECT 1 AS found FROM runs WHERE status = 'running' AND worker_id IS NULL
+UNION ALL
+(SELECT 1 FROM runs AS r
+ WHERE r.status = 'ready' AND (r.not_before IS NULL OR r.not_before <= %(now)s)
+   AND NOT EXISTS (SELECT 1 FROM runs AS o
+                   WHERE o.session_id = r.session_id
+                     AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
+   AND NOT EXISTS (SELECT 1 FROM runs AS a
+                   WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting')))
+LIMIT 1;
+
 -- name: claim_resumed_run
 UPDATE runs
 SET worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s, updated_at = %(now)s,

@@ -7,9 +7,12 @@ import functools
 import inspect
 import random
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
+from tether.core.run import Run
 from tether.store.postgres.database import ConcurrentUpdate, PostgresDatabase
+from tether.store.sql.rows import to_us
 from tether.store.sql.store import SqlStore
 
 #: How often an operation that lost a race with a concurrent transaction is run again.
@@ -44,7 +47,16 @@ class PostgresStore(SqlStore):
         self.database = PostgresDatabase(url, migrate=migrate)
         super().__init__(self.database)
 
+    async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
+        # Workers wake on every run event of every node and most wake-ups find nothing to
+        # claim: look first (one read) before taking (a transaction of several round trips).
+        # A run that becomes claimable after the look announces itself with a new wake-up.
+        async with self.database.read() as tx:
+            if await tx.one("claimable", now=to_us(now)) is None:
+                return None
+        return await super().claim_run(worker_id=worker_id, now=now, lease_seconds=lease_seconds)
 
-for _name, _method in inspect.getmembers(SqlStore, inspect.iscoroutinefunction):
+
+for _name, _method in inspect.getmembers(PostgresStore, inspect.iscoroutinefunction):
     if not _name.startswith("_") and _name not in ("close", "schema_version"):
         setattr(PostgresStore, _name, _retried(_method))
