@@ -35,6 +35,7 @@ format: $(STAMP) ## format the code
 bench: $(STAMP) ## benchmarks (bench/), printed as tables
 	$(PY) bench/store_append.py
 	$(PY) bench/http_load.py
+	$(PY) bench/postgres.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
