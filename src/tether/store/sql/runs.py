@@ -14,7 +14,6 @@ from tether.core.run import ErrorInfo, IfBusy, Run
 from tether.core.status import RUN_TERMINAL, RunStatus, check_transition
 from tether.store.base import UNSET, Unset
 from tether.store.changes import run_topic, session_topic
-from tether.store.sql.sessions import SessionsPart
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
     decode_cursor,
@@ -25,6 +24,7 @@ from tether.store.sql.rows import (
     step_from_row,
     to_us,
 )
+from tether.store.sql.sessions import SessionsPart
 
 _MAX_SEQ = 2**62
 
