@@ -112,6 +112,10 @@ def test_stream_values_updates_and_messages(client: SyncLangGraphClient) -> None
 
     only_updates = list(client.runs.stream(tid, "echo", input={"text": "u"}, stream_mode="updates"))
     assert [p.event for p in only_updates] == ["metadata", "updates"]
+    messages = list(client.runs.stream(tid, "echo", input={"text": "m"}, stream_mode="messages"))
+    assert [p.event for p in messages] == ["metadata", "messages/metadata", "messages/complete"]
+    assert messages[2].data[0]["content"] == "echo: m"
+    assert list(messages[1].data) == [messages[2].data[0]["id"]]
     v2 = list(client.runs.stream(tid, "echo", input={"text": "v2"}, version="v2"))
     assert [p["type"] for p in v2] == ["metadata", "values", "values"]
     assert v2[-1]["data"]["messages"][-1]["content"] == "echo: v2"

@@ -88,6 +88,8 @@ def test_search_threads_by_metadata_ids_and_status(client: SyncLangGraphClient) 
     )
     assert extracted[0]["extracted"] == {"last": "echo: hi", "none": None}
     assert client.threads.search(values={"nothing": 1}, metadata={"mark": mark}) == []
+    assert client.threads.count(metadata={"mark": mark}) == 3
+    assert client.threads.count(metadata={"mark": mark}, status="error") == 1
 
 
 def test_a_thread_ttl_is_the_session_ttl(client: SyncLangGraphClient, native: httpx.Client) -> None:

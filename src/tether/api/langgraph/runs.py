@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tether.api.auth import Owned
 from tether.api.langgraph import launch, stream
-from tether.api.langgraph.options import one_of, stream_modes
+from tether.api.langgraph.options import one_of, refuse, stream_modes
 from tether.api.langgraph.shapes import RUN_STATUSES, interrupt_of, lg_info, run_dict, run_error
 from tether.api.langgraph.state import Conversation, current_values, values_of
 from tether.core.errors import NotFound
@@ -239,3 +239,24 @@ async def cancel_run(
     if action == "rollback":
         return JSONResponse(await current_values(svc.store, await svc.get_session(thread_id)))
     return JSONResponse(await result_of(svc, run))
+
+
+@router.post("/runs")
+@router.post("/runs/wait")
+@router.post("/runs/stream")
+@router.post("/runs/batch")
+async def stateless_run() -> Response:
+    """Runs without a thread are refused: every tether run belongs to a session."""
+    raise refuse(
+        "thread_id=None (a stateless run)",
+        "every tether run belongs to a session: create a thread (threads.create) and run in it",
+    )
+
+
+@router.post("/runs/crons")
+@router.post("/runs/crons/search")
+@router.post("/runs/crons/count")
+@router.post("/threads/{thread_id}/runs/crons")
+async def crons() -> Response:
+    """Scheduled runs are refused: tether has no crons (after_seconds delays one run)."""
+    raise refuse("crons", "tether does not schedule runs; after_seconds delays the start of one")

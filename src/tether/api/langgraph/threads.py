@@ -137,6 +137,29 @@ async def _sessions(svc: Service, metadata: dict[str, Any] | None) -> list[Sessi
             return found
 
 
+@router.post("/threads/count")
+async def count_threads(svc: Owned, body: Json = None) -> Response:
+    """How many threads match metadata, values and status."""
+    request = obj(body)
+    check_keys("body", request, ("metadata", "values", "status"))
+    values = opt_dict(request, "values")
+    status = request.get("status")
+    if status is not None:
+        one_of(status, ("idle", "busy", "interrupted", "error"), "body.status")
+    sessions = await _sessions(svc, opt_dict(request, "metadata"))
+    if status is None and not values:
+        return JSONResponse(len(sessions))
+    threads = [await _thread(svc, s) for s in sessions]
+    return JSONResponse(sum(1 for t in threads if _matches(t, status, values)))
+
+
+def _matches(thread: dict[str, Any], status: str | None, values: dict[str, Any] | None) -> bool:
+    if status is not None and thread["status"] != status:
+        return False
+    current = thread["values"] or {}
+    return all(current.get(k) == v for k, v in (values or {}).items())
+
+
 @router.post("/threads/search")
 async def search_threads(svc: Owned, body: Json = None) -> Response:
     """Threads matching metadata, values, ids and status; sorted, paged by limit and offset."""
@@ -178,12 +201,7 @@ async def search_threads(svc: Owned, body: Json = None) -> Response:
     if status is not None or values or sort_by == "status":
         # Status and values come from the runs and the conversation: build every thread.
         threads = [await _thread(svc, s) for s in sessions]
-        threads = [
-            t
-            for t in threads
-            if (status is None or t["status"] == status)
-            and all((t["values"] or {}).get(k) == v for k, v in (values or {}).items())
-        ]
+        threads = [t for t in threads if _matches(t, status, values)]
         threads.sort(key=lambda t: (str(t[sort_by]), t["thread_id"]), reverse=reverse)
         chosen = threads[offset : offset + limit]
     else:
