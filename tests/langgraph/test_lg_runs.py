@@ -270,3 +270,14 @@ def test_after_seconds_delays_the_start(client: SyncLangGraphClient, native: htt
     assert client.threads.get(tid)["status"] == "busy"
     client.runs.cancel(tid, run["run_id"])
     eventually(lambda: client.runs.get(tid, run["run_id"])["status"] == "interrupted")
+
+
+def test_if_not_exists_create_makes_the_thread(
+    client: SyncLangGraphClient, native: httpx.Client
+) -> None:
+    tid = str(uuid.uuid4())
+    with pytest.raises(NotFoundError):
+        client.runs.create(tid, "echo", input={"text": "x"})
+    run = client.runs.create(tid, "echo", input={"messages": [user("new")]}, if_not_exists="create")
+    assert contents(client.runs.join(tid, run["run_id"]))[-1] == ("ai", "echo: new")
+    assert native.get(f"/v1/sessions/{tid}").json()["id"] == tid
