@@ -281,3 +281,18 @@ def test_if_not_exists_create_makes_the_thread(
     run = client.runs.create(tid, "echo", input={"messages": [user("new")]}, if_not_exists="create")
     assert contents(client.runs.join(tid, run["run_id"]))[-1] == ("ai", "echo: new")
     assert native.get(f"/v1/sessions/{tid}").json()["id"] == tid
+
+
+def test_join_stream_of_a_waiting_run_ends_at_its_interrupt(client: SyncLangGraphClient) -> None:
+    tid = _thread(client)
+    run = client.runs.create(
+        tid, "echo", input={"messages": [user("q")], "wait": "sure?"}, stream_resumable=True
+    )
+    client.runs.join(tid, run["run_id"])
+    parts = list(client.runs.join_stream(tid, run["run_id"], stream_mode=["values", "updates"]))
+    assert [p.event for p in parts] == ["metadata", "values", "updates", "values"]
+    assert parts[-1].data["__interrupt__"][0]["value"] == "sure?"
+    assert list(client.runs.join_stream(tid, run["run_id"], last_event_id=parts[-1].id)) == []
+    client.runs.wait(tid, "echo", command={"resume": "yes"})
+    rest = list(client.runs.join_stream(tid, run["run_id"], last_event_id=parts[-1].id))
+    assert contents(rest[-1].data)[-1] == ("ai", "echo: q yes")

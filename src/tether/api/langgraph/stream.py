@@ -164,6 +164,9 @@ async def frames(
                 {"run_id": run.id, "attempt": run.attempt},
                 str(plan.start_after) if plan.resumable else None,
             )
+        if await _caught_up_waiting(svc, run.id, after_id):
+            finished = True
+            return
         last_sent = loop.time()
         stream = svc.stream_events(
             run_id=run.id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
@@ -193,6 +196,13 @@ async def frames(
         if not finished and plan.cancel_on_disconnect:
             with anyio.CancelScope(shield=True):
                 await _cancel(svc, run.id)
+
+
+async def _caught_up_waiting(svc: Service, run_id: str, after_id: int) -> bool:
+    """True when the run waits for a person and the client has had everything up to it."""
+    if (await svc.get_run(run_id)).status is not RunStatus.WAITING:
+        return False
+    return not await svc.list_events(run_id=run_id, after_id=after_id, limit=1)
 
 
 async def _still_waiting(svc: Service, run_id: str, event_id: int) -> bool:
