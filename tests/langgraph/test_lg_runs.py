@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
-from langgraph_sdk.errors import ConflictError, NotFoundError
+from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 from lgkit import contents, eventually, user
 
 DEFAULT_ASSISTANT = uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "echo")
@@ -296,3 +296,23 @@ def test_join_stream_of_a_waiting_run_ends_at_its_interrupt(client: SyncLangGrap
     client.runs.wait(tid, "echo", command={"resume": "yes"})
     rest = list(client.runs.join_stream(tid, run["run_id"], last_event_id=parts[-1].id))
     assert contents(rest[-1].data)[-1] == ("ai", "echo: q yes")
+
+
+def test_messages_already_in_the_conversation_are_not_added_twice(
+    client: SyncLangGraphClient,
+) -> None:
+    tid = _thread(client)
+    first = client.runs.wait(tid, "echo", input={"messages": [{**user("hi"), "id": "m1"}]})
+    history = first["messages"]
+    assert history[0]["id"] == "m1"
+    again = client.runs.wait(
+        tid, "echo", input={"messages": [*history, {**user("more"), "id": "m2"}]}
+    )
+    assert contents(again) == [
+        ("human", "hi"),
+        ("ai", "echo: hi"),
+        ("human", "more"),
+        ("ai", "echo: more"),
+    ]
+    with pytest.raises(UnprocessableEntityError, match="append-only"):
+        client.runs.create(tid, "echo", input={"messages": [{**user("edited"), "id": "m1"}]})

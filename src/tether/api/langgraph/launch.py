@@ -18,6 +18,7 @@ from tether.api.langgraph.options import (
     stream_modes,
 )
 from tether.api.langgraph.shapes import LG_KEY, MULTITASK, input_messages, interrupt_of
+from tether.api.langgraph.state import unseen
 from tether.core.errors import Conflict, NotFound, SessionBusy, UsageError
 from tether.core.run import Run
 from tether.core.status import RUN_UNFINISHED, RunStatus
@@ -215,7 +216,9 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
     await ensure_thread(svc, thread_id, req.create_thread)
     if req.resuming:
         return await _resume_waiting(svc, thread_id, req.resume)
-    messages = input_messages((req.input or {}).get("messages"), "body.input.messages", "input")
+    field = "body.input.messages"
+    messages = input_messages((req.input or {}).get("messages"), field, "input")
+    messages = await unseen(svc.store, thread_id, messages, field)
     cut_off: list[str] = []
     if req.multitask == "rollback":
         for status in RUN_UNFINISHED:

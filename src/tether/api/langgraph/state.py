@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tether.api.langgraph.options import refuse
 from tether.api.langgraph.shapes import (
+    LG_KEY,
     interrupt_of,
     is_run_output,
     lc_message,
@@ -24,7 +26,7 @@ from tether.api.langgraph.shapes import (
 )
 from tether.core.clock import to_iso
 from tether.core.event import Event
-from tether.core.message import Message
+from tether.core.message import Message, Role
 from tether.core.run import Run
 from tether.core.serde import from_data
 from tether.core.session import Session
@@ -72,6 +74,37 @@ def values_of(context: dict[str, Any], messages: list[Message]) -> dict[str, Any
 
 async def current_values(store: Store, session: Session) -> dict[str, Any]:
     return values_of(session.context, await Conversation(store, session.id).as_of())
+
+
+async def unseen(
+    store: Store, session_id: str, messages: list[tuple[Role, str, dict[str, Any]]], field: str
+) -> list[tuple[Role, str, dict[str, Any]]]:
+    """The messages not yet in the conversation. A message whose id is already there with the
+    same role and content is left out (sending the whole conversation again is harmless); one
+    that would replace it is refused, since the conversation is append-only."""
+    if not any(metadata[LG_KEY].get("id") for _, _, metadata in messages):
+        return messages
+    conversation = Conversation(store, session_id)
+    await conversation.refresh()
+    known: dict[str, Message] = {}
+    for message in conversation.messages:
+        known[message.id] = message
+        given = lg_extra(message).get("id")
+        if isinstance(given, str):
+            known[given] = message
+    fresh = []
+    for role, content, metadata in messages:
+        given = metadata[LG_KEY].get("id")
+        existing = known.get(given) if isinstance(given, str) else None
+        if existing is None:
+            fresh.append((role, content, metadata))
+        elif (existing.role, existing.content) != (role, content):
+            raise refuse(
+                f"{field} with id {given!r}",
+                "it is already in the conversation, which is append-only: a message cannot "
+                "be replaced",
+            )
+    return fresh
 
 
 # -- status -------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from tether.api.langgraph.state import (
     select_fields,
     states,
     thread_dict,
+    unseen,
 )
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.session import Session
@@ -353,7 +354,9 @@ async def update_state(svc: Owned, thread_id: str, body: Json = None) -> Respons
     as_node = opt_str(request, "as_node")
     session = await svc.get_session(thread_id)
     values = dict(values or {})
-    messages = input_messages(values.pop("messages", None), "body.values.messages", "update")
+    field = "body.values.messages"
+    messages = input_messages(values.pop("messages", None), field, "update")
+    messages = await unseen(svc.store, thread_id, messages, field)
     for role, content, metadata in messages:
         if as_node:
             metadata[LG_KEY]["as_node"] = as_node
