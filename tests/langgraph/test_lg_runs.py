@@ -165,8 +165,10 @@ def test_cancel_with_and_without_wait(client: SyncLangGraphClient, native: httpx
     assert client.runs.get(tid, first["run_id"])["status"] == "interrupted"
     assert native.get(f"/v1/runs/{first['run_id']}").json()["status"] == "cancelled"
     assert client.threads.get(tid)["status"] == "idle"
+    client.runs.cancel(tid, first["run_id"])  # already stopped: nothing changes
+    assert client.runs.get(tid, first["run_id"])["status"] == "interrupted"
     with pytest.raises(ConflictError):
-        client.runs.cancel(tid, first["run_id"])
+        client.runs.cancel(tid, first["run_id"], action="rollback")
 
     second = client.runs.create(tid, "echo", input={"messages": [user("two")], "sleep": 60})
     values = client.runs.cancel(tid, second["run_id"], wait=True)

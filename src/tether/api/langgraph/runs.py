@@ -15,7 +15,7 @@ from tether.api.langgraph import launch, stream
 from tether.api.langgraph.options import one_of, refuse, stream_modes
 from tether.api.langgraph.shapes import RUN_STATUSES, interrupt_of, lg_info, run_dict, run_error
 from tether.api.langgraph.state import Conversation, current_values, values_of
-from tether.core.errors import NotFound
+from tether.core.errors import InvalidTransition, NotFound
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.runtime.service import Service
@@ -228,10 +228,16 @@ async def cancel_run(
     action: str = "interrupt",
 ) -> Response:
     """Cancel a pending, running or waiting run (rollback: and delete it with what it wrote).
-    202 at once; with wait, 200 and the thread's values once it has stopped."""
+    202 at once; with wait, 200 and the thread's values once it has stopped. A finished run
+    stays as it is (rolling one back is refused: delete it instead)."""
     one_of(action, ("interrupt", "rollback"), "query.action")
-    await _run_in(svc, thread_id, run_id)
-    run = await svc.cancel_run(run_id, reason="cancelled through the LangGraph API")
+    run = await _run_in(svc, thread_id, run_id)
+    try:
+        run = await svc.cancel_run(run_id, reason="cancelled through the LangGraph API")
+    except InvalidTransition:
+        if action == "rollback":
+            raise
+        run = await svc.get_run(run_id)  # already stopped: cancelling it changes nothing
     if action == "rollback":
         await svc.delete_run(run_id)
     if not wait:
