@@ -71,10 +71,10 @@ def _secret(scope: Scope) -> str | None:
     api_key: str | None = None
     for name, value in scope["headers"]:
         if name == b"authorization":
-            scheme, _, secret = str(value.decode("latin-1")).partition(" ")
+            scheme, _, secret = value.decode("latin-1").partition(" ")
             secret = secret.strip()
             if scheme.lower() == "bearer" and secret:
-                return secret
+                return str(secret)
         elif name == b"x-api-key":
             api_key = str(value.decode("latin-1")).strip() or None
     return api_key
