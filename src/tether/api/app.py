@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from tether.api import errors
 from tether.api.auth import Authenticate
 from tether.api.body_limit import BodyLimit
+from tether.api.langgraph import routers as langgraph_routers
 from tether.api.routes import events, health, memory, runs, sessions
 from tether.api.settings import ApiSettings
 from tether.core.clock import Clock
@@ -93,6 +94,7 @@ def create_app(
         runs.router,
         events.router,
         memory.router,
+        *langgraph_routers,
     ):
         app.include_router(router)
     errors.install(app)

@@ -1,4 +1,6 @@
-"""Bearer API keys: every routed request outside the public paths acts for the key's owner.
+"""API keys: every routed request outside the public paths acts for the key's owner.
+
+The key comes as ``Authorization: Bearer KEY`` or, as the LangGraph SDK sends it, ``x-api-key``.
 
 Authentication runs as ASGI middleware, before the body is read or validated, so a request
 without a valid key learns nothing but 401. Paths no route serves fall through to the 404 problem.
@@ -18,15 +20,19 @@ from tether.core.errors import Unauthorized
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.service import Service
 
-#: Reachable without a key: health for probes, the spec and its interactive docs.
-PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+#: Reachable without a key: health for probes (LangGraph's /ok and /info too), the spec and its
+#: interactive docs.
+PUBLIC_PATHS = frozenset(
+    {"/healthz", "/ok", "/info", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+)
 #: The owner every request acts for when the server runs with --no-auth.
 LOCAL_OWNER = "local"
 _OWNER_KEY = "tether.owner"
 
 
 class Authenticate:
-    """ASGI middleware: resolve ``Authorization: Bearer KEY`` to an owner, or answer 401."""
+    """ASGI middleware: resolve ``Authorization: Bearer KEY`` (or ``x-api-key: KEY``) to an
+    owner, or answer 401."""
 
     def __init__(self, app: ASGIApp, *, required: bool, router: Router) -> None:
         self.app = app
@@ -43,11 +49,11 @@ class Authenticate:
             await self.app(scope, receive, send)
             return
         keys: ApiKeys = scope["app"].state.keys
-        secret = _bearer(scope)
+        secret = _secret(scope)
         owner = None if secret is None else await keys.owner_of(secret)
         if owner is None:
             error = Unauthorized(
-                "a valid API key is required: send Authorization: Bearer <key>"
+                "a valid API key is required: send Authorization: Bearer <key> (or x-api-key)"
                 if secret is None
                 else "the API key is not valid (unknown or revoked)"
             )
@@ -60,13 +66,18 @@ class Authenticate:
         return any(route.matches(scope)[0] is not Match.NONE for route in self.router.routes)
 
 
-def _bearer(scope: Scope) -> str | None:
+def _secret(scope: Scope) -> str | None:
+    """The key of ``Authorization: Bearer KEY``, else of ``x-api-key: KEY``."""
+    api_key: str | None = None
     for name, value in scope["headers"]:
         if name == b"authorization":
             scheme, _, secret = value.decode("latin-1").partition(" ")
             secret = secret.strip()
-            return secret if scheme.lower() == "bearer" and secret else None
-    return None
+            if scheme.lower() == "bearer" and secret:
+                return str(secret)
+        elif name == b"x-api-key":
+            api_key = str(value.decode("latin-1")).strip() or None
+    return api_key
 
 
 #: Declares the scheme in the OpenAPI spec; the middleware above does the checking.
