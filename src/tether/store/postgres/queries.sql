@@ -6,18 +6,19 @@
 
 -- name: lock_sessions
 -- Taken right before a transaction appends its events; keys sorted, so no two wait in a cycle.
-SELECT pg_advisory_xact_lock(k) FROM unnest(%(keys)s::bigint[]) AS k;
+SELECT pg_advisory_xact_lock(k) FROM unnest(%(keys)b::bigint[]) AS k;
 
 -- name: insert_events
+-- Arrays go in binary (%(x)b): no per-element quoting of the JSON on the way.
 INSERT INTO events (type, owner, session_id, run_id, data, created_at)
 SELECT e.type, e.owner, e.session_id, e.run_id, e.data::jsonb, e.created_at
-FROM unnest(%(type)s::text[], %(owner)s::text[], %(session_id)s::text[], %(run_id)s::text[],
-            %(data)s::text[], %(created_at)s::bigint[])
+FROM unnest(%(type)b::text[], %(owner)b::text[], %(session_id)b::text[], %(run_id)b::text[],
+            %(data)b::text[], %(created_at)b::bigint[])
      WITH ORDINALITY AS e(type, owner, session_id, run_id, data, created_at, n)
 ORDER BY e.n;
 
 -- name: notify
-SELECT pg_notify('tether', p) FROM unnest(%(payloads)s::text[]) AS p;
+SELECT pg_notify('tether', p) FROM unnest(%(payloads)b::text[]) AS p;
 
 -- name: events_of_session
 SELECT * FROM events WHERE session_id = %(session_id)s AND id > %(after_id)s ORDER BY id
