@@ -71,7 +71,7 @@ def test_resume_a_waiting_run_with_its_input(page: Page, server: Server) -> None
     expect(page.locator("#run-title .badge")).to_have_text("waiting")
     expect(page.locator("#run-waiting")).to_contain_text("Who to greet?")
     page.get_by_label("Your input").fill("world")
-    page.get_by_role("button", name="Resume").click()
+    page.get_by_role("button", name="Resume run").click()
     expect(page.locator("#run-title .badge")).to_have_text("completed")
     expect(page.locator("#data")).to_contain_text("echo: hello world")
     expect(page.locator("#run-waiting")).to_be_empty()
@@ -107,13 +107,13 @@ def test_a_dropped_stream_resumes_with_last_event_id(page: Page, server: Server)
 
 def test_promote_working_memory_to_the_session(page: Page, demo: Server) -> None:
     with demo.api() as api:
-        session = api.get("/v1/sessions").json()["data"][0]
+        session = api.get("/v1/sessions", params={"query": "Keep helping"}).json()["data"][0]
         runs = api.get(f"/v1/sessions/{session['id']}/runs").json()["data"]
     page.goto(f"{demo.url}/ui/runs/{runs[1]['id']}")
     item = page.locator("#memory tbody tr").filter(
         has=page.get_by_role("cell", name="change", exact=True)
     )
-    item.get_by_role("button", name="Promote change to session memory").click()
+    item.get_by_role("button", name="Promote to session").click()
     expect(item).to_contain_text("in session memory")
     page.get_by_role("link", name=session["title"]).click()
     item = page.locator("#memory tbody tr").filter(

@@ -127,3 +127,29 @@ def test_ten_thousand_sessions_page_by_page(page: Page, server: Server) -> None:
     expect(page.get_by_text("No sessions match these filters.")).to_be_visible()
     page.get_by_role("link", name="Clear filters").click()
     expect(rows).to_have_count(25)
+
+
+def test_a_new_owner_starts_from_the_empty_state(page: Page, server: Server) -> None:
+    log_in(page, server, "dave")
+    expect(page.get_by_text("No sessions yet.")).to_be_visible()
+    page.get_by_text("New session", exact=True).click()
+    page.get_by_label("Title").fill("my first session")
+    page.get_by_role("button", name="Create session").click()
+    expect(page.get_by_role("heading", name="my first session")).to_be_visible()
+    expect(page.get_by_text("No runs yet.")).to_be_visible()
+    expect(page.get_by_text("No tool calls yet.")).to_be_visible()
+    page.get_by_role("link", name="Sessions", exact=True).first.click()
+    expect(page.locator("table.sessions tbody tr")).to_have_count(1)
+
+
+def test_the_session_page_follows_its_active_run(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="follow along")
+    log_in(page, server, "alice")
+    run = new_run(server, "alice", session["id"], goal="slowly", input={"sleep": 1.5})
+    page.goto(f"{server.url}/ui/sessions/{session['id']}")
+    page.evaluate("window.notReloaded = true")
+    badge = page.locator("#runs .tl-item .badge")
+    expect(badge).to_have_text("completed")
+    expect(page.locator("#conversation")).to_contain_text("echo: slowly")
+    assert page.evaluate("window.notReloaded === true")
+    assert settled(server, "alice", run["id"])["status"] == "completed"

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.core.clock import to_iso
+from tether.core.step import Step, StepKind
 
 _UNITS = ((86400, "d"), (3600, "h"), (60, "min"), (1, "s"))
 
@@ -69,6 +70,34 @@ def oneline(text: str | None, limit: int = 160) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
+def fields(value: Any) -> list[tuple[str, str]]:
+    """A record shown field by field: texts as they are (newlines kept), the rest as JSON."""
+    if isinstance(value, dict) and value:
+        return [(str(k), v if isinstance(v, str) else pretty(v)) for k, v in value.items()]
+    return [("", value if isinstance(value, str) else pretty(value))]
+
+
+def arguments(value: Any) -> Any:
+    """What a tool was called with: a tool-call step's input without its call id."""
+    if isinstance(value, dict) and set(value) <= {"arguments", "call_id"} and "arguments" in value:
+        return value["arguments"]
+    return value
+
+
+def step_preview(step: Step) -> str:
+    """One line about a step: a tool's arguments, what a model answered, a note's input."""
+    if step.kind is StepKind.TOOL_CALL:
+        return compact(arguments(step.input), 90)
+    output = step.output if isinstance(step.output, dict) else {}
+    if step.kind is StepKind.MODEL_CALL:
+        calls = [c.get("name", "?") for c in output.get("tool_calls") or [] if isinstance(c, dict)]
+        if calls:
+            return "asks for " + ", ".join(calls)
+        return oneline(str(output.get("content") or ""), 90)
+    shown = step.input if step.input is not None else step.output
+    return "" if shown is None else compact(shown, 90)
+
+
 FILTERS = {
     "duration": duration,
     "ttl": ttl,
@@ -77,4 +106,7 @@ FILTERS = {
     "pretty": pretty,
     "compact": compact,
     "oneline": oneline,
+    "fields": fields,
+    "arguments": arguments,
+    "step_preview": step_preview,
 }

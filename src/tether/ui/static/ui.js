@@ -7,6 +7,9 @@
 
   const TERMINAL = new Set(["run.completed", "run.failed", "run.timed_out", "run.cancelled"]);
   const when = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  const brief = { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" };
+  const thisYear = new Intl.DateTimeFormat(undefined, brief);
+  const otherYear = new Intl.DateTimeFormat(undefined, { ...brief, year: "numeric" });
   const live = { source: null, url: null, busy: false, again: false };
 
   function localTimes(root) {
@@ -14,7 +17,9 @@
       const moment = new Date(el.getAttribute("datetime"));
       if (Number.isNaN(moment.getTime())) continue;
       el.title = el.getAttribute("datetime");
-      el.textContent = when.format(moment);
+      const short = el.hasAttribute("data-short");
+      const year = moment.getFullYear() === new Date().getFullYear() ? thisYear : otherYear;
+      el.textContent = (short ? year : when).format(moment);
     }
   }
 
