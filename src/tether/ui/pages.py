@@ -49,7 +49,8 @@ async def login_page(request: Request) -> Response:
 
 
 @router.get("/{rest:path}")
-async def unknown_page(request: Request, svc: Owned, rest: str) -> Response:
+async def unknown_page(request: Request, rest: str) -> Response:
+    """A friendly 404 for any other /ui path (after authentication, like every page)."""
     if not rest:
         return RedirectResponse("/ui", status_code=308)
     return not_found(request)
