@@ -30,6 +30,7 @@ from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 from tether.store.factory import open_store
+from tether.ui import install as install_ui
 from tether.version import __version__
 
 DESCRIPTION = """\
@@ -97,6 +98,7 @@ def create_app(
         *langgraph_routers,
     ):
         app.include_router(router)
+    install_ui(app)
     errors.install(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Authenticate, required=settings.auth, router=app.router)
