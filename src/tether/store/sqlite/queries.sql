@@ -38,7 +38,8 @@ RETURNING owner, message_count, run_count;
 
 -- name: touch_session_softly
 UPDATE sessions SET last_activity_at = :now
-WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000;
+WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now);
 
 -- name: list_sessions_first
 SELECT * FROM sessions
