@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,8 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 from tether.store.base import Store
-from tether.store.factory import open_store
 
-from .support import OWNER, TEST_SETTINGS, Factory
+from .support import OWNER, TEST_SETTINGS, Backend, Factory
 
 #: An async test that runs longer than this fails instead of hanging the suite.
 ASYNC_TEST_TIMEOUT = 60.0
@@ -62,18 +60,6 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 def clock() -> ManualClock:
     """Time that moves only when a test says so."""
     return ManualClock()
-
-
-@dataclass
-class Backend:
-    """A kind of database the store tests run against."""
-
-    name: str
-    #: The URL of a fresh, empty database (each call gives a new one).
-    new_url: Callable[[], str]
-
-    def open(self, url: str) -> Store:
-        return open_store(url)
 
 
 @pytest.fixture(params=["sqlite"], ids=["sqlite"])

@@ -19,6 +19,7 @@ from tether.core.session import DEFAULT_TTL_SECONDS, Session
 from tether.core.status import RunStatus, SessionStatus
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import Store
+from tether.store.factory import open_store
 
 T = TypeVar("T")
 
@@ -57,6 +58,19 @@ async def eventually(
         if loop.time() >= deadline:
             raise AssertionError(f"{what} did not hold within {timeout} s (last: {value!r})")
         await asyncio.sleep(interval)
+
+
+@dataclass
+class Backend:
+    """A kind of database the store tests run against."""
+
+    name: str
+    #: The URL of a fresh, empty database (each call gives a new one).
+    new_url: Callable[[], str]
+
+    def open(self, url: str) -> Store:
+        """A migrated store on url."""
+        return open_store(url)
 
 
 @dataclass

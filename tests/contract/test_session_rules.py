@@ -18,7 +18,7 @@ from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import StepKind
 from tether.store.base import Store
 
-from ..support import LEASE_SECONDS, WORKER, Factory, event_types
+from ..support import LEASE_SECONDS, WORKER, Backend, Factory, event_types
 
 R = RunStatus
 
@@ -352,7 +352,7 @@ async def test_interrupt_on_an_idle_session_just_creates(store: Store, make: Fac
 
 
 async def test_only_one_run_per_session_is_claimed_even_across_store_instances(
-    store: Store, make: Factory, clock: ManualClock, backend: Any, db_url: str
+    store: Store, make: Factory, clock: ManualClock, backend: Backend, db_url: str
 ) -> None:
     """Two stores on the same database (two processes' view): still one active run."""
     other = backend.open(db_url)
