@@ -67,7 +67,11 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     """The backend under test: the only backend-specific fixture."""
     if request.param == "sqlite":
         counter = itertools.count(1)
-        return Backend("sqlite", lambda: str(tmp_path / f"tether-{next(counter)}.db"))
+        return Backend(
+            "sqlite",
+            new_url=lambda: str(tmp_path / f"tether-{next(counter)}.db"),
+            scratch_url=lambda: ":memory:",
+        )
     raise AssertionError(f"unknown backend {request.param}")  # pragma: no cover
 
 

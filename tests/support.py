@@ -67,6 +67,9 @@ class Backend:
     name: str
     #: The URL of a fresh, empty database (each call gives a new one).
     new_url: Callable[[], str]
+    #: The URL of a fresh database for throwaway use, as fast as the backend allows (SQLite: in
+    #: memory). For tests that open hundreds of databases and need no durability.
+    scratch_url: Callable[[], str]
 
     def open(self, url: str) -> Store:
         """A migrated store on url."""
