@@ -132,6 +132,7 @@ class Executor:
         except LeaseLost:
             return
         except TimeoutError as exc:
+            await _settle(ctx)
             if deadline.expired():
                 await self._finish(
                     run,
@@ -145,6 +146,7 @@ class Executor:
             return
         except Exception as exc:
             log.info("run %s failed: %s: %s", run.id, type(exc).__name__, exc)
+            await _settle(ctx)
             await self._finish(run, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id))
             return
         try:
@@ -203,3 +205,10 @@ class Executor:
             await self._store.finish_run(
                 run.id, worker_id=self._worker_id, status=status, now=self._clock.now(), **kwargs
             )
+
+
+async def _settle(ctx: RunContext) -> None:
+    """Commit the memory writes the agent made before it failed (working memory is kept for
+    audit), while the run is still open to them; a write refused now is dropped."""
+    with contextlib.suppress(Exception):
+        await ctx.flush()
