@@ -60,6 +60,15 @@ async def eventually(
         await asyncio.sleep(interval)
 
 
+async def until(condition: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
+    """Wait (polling) until condition() holds; fail after timeout seconds."""
+
+    async def probe() -> bool:
+        return condition()
+
+    await eventually(probe, bool, timeout=timeout, what=what or "the condition")
+
+
 @dataclass
 class Backend:
     """A kind of database the store tests run against."""
