@@ -28,14 +28,16 @@ WORKER = "worker-1"
 OWNER = "alice"
 LEASE_SECONDS = 30.0
 
-#: Fast polling so waits end promptly; the manual clock never expires a lease by itself.
+#: Fast polling so waits end promptly. Leases are renewed on the event loop's clock but expire
+#: on the (manual) tether clock: a year-long lease lets a test move the manual clock by days
+#: while a run executes without the reaper declaring its worker lost.
 TEST_SETTINGS = RuntimeSettings(
     owner=OWNER,
     poll_interval=0.02,
     watch_interval=0.02,
     reap_interval=0.05,
     sweep_interval=3600.0,
-    lease_seconds=LEASE_SECONDS,
+    lease_seconds=365 * 24 * 3600.0,
     shutdown_grace=2.0,
 )
 
