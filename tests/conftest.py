@@ -1,11 +1,13 @@
-"""Shared fixtures: an event loop per test, a manual clock, the store (the only backend-specific
-fixture), the service, factories and an embedded worker.
+"""Shared fixtures: an event loop per test, a manual clock, the store, the service, factories
+and an embedded worker.
 
 ``async def`` tests run on the test's ``loop`` (a small runner hook below instead of a plugin),
 so fixtures can set up async resources on the very loop the test body uses.
 
-To add a backend, add a param to ``backend`` that hands out URLs of fresh, empty databases;
-every test under ``tests/contract/`` (and every test built on ``store``) then runs against it.
+``backend`` is the only backend-specific fixture: it hands out URLs of fresh, empty databases,
+and ``store`` opens one with ``open_store``. To run everything under ``tests/contract/`` (and
+every test built on ``store``) against PostgreSQL, add a ``postgres`` param to ``backend`` whose
+URLs name fresh databases (e.g. cloned from a migrated template), skipped without a server.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def clock() -> ManualClock:
 
 @pytest.fixture(params=["sqlite"], ids=["sqlite"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    """The backend under test: the only backend-specific fixture."""
+    """The backend under test (only SQLite in this build)."""
     if request.param == "sqlite":
         counter = itertools.count(1)
         return Backend(

@@ -180,9 +180,11 @@ async def test_enqueued_runs_execute_one_at_a_time_in_order(service: Service) ->
     done = [await service.wait_run(r.id, timeout=10) for r in runs]
     assert [r.status for r in done] == [RunStatus.COMPLETED] * 4
     assert [r.seq for r in done] == [1, 2, 3, 4]
+    # Never two at once: each run started only after the previous one completed (event order).
+    events = await service.list_events(session_id=session.id)
+    position = {(e.type, e.run_id): e.id for e in events}
     for earlier, later in itertools.pairwise(done):
-        assert earlier.ended_at is not None and later.started_at is not None
-        assert earlier.ended_at <= later.started_at  # never two at once
+        assert position["run.completed", earlier.id] < position["run.started", later.id]
     messages = (await service.list_messages(session.id)).data
     assert [m.content for m in messages] == [f"echo: {i}" for i in range(4)]
 
