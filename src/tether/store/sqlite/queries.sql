@@ -199,6 +199,10 @@ WHERE id = (
                         AND o.seq < r.seq)
       AND NOT EXISTS (SELECT 1 FROM runs AS a
                       WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+      AND EXISTS (SELECT 1 FROM sessions AS s
+                  WHERE s.id = r.session_id AND s.status = 'active'
+                    AND (s.ttl_seconds IS NULL
+                         OR s.last_activity_at + s.ttl_seconds * 1000000 > :now))
     ORDER BY r.created_at, r.id
     LIMIT 1)
 RETURNING *;
