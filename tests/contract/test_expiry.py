@@ -251,3 +251,24 @@ async def test_a_run_event_does_not_revive_an_expired_session(
         await make.run(session.id, if_busy=IfBusy.INTERRUPT)
     swept = await store.expire_sessions(now=clock.now())
     assert [s.id for s in swept] == [session.id]
+
+
+async def test_a_ready_run_of_an_expired_session_never_starts(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session(ttl_seconds=60)
+    queued = await make.run(session.id)
+    alive = await make.session(ttl_seconds=None)
+    other = await make.run(alive.id)
+    clock.advance(60)
+
+    claimed = await store.claim_run(worker_id=WORKER, now=clock.now(), lease_seconds=30)
+
+    assert claimed is not None and claimed.id == other.id  # older, but its session expired
+    assert await store.claim_run(worker_id=WORKER, now=clock.now(), lease_seconds=30) is None
+    still = await store.get_run(queued.id)
+    assert still is not None and still.status is RunStatus.READY
+    await store.expire_sessions(now=clock.now())
+    cancelled = await store.get_run(queued.id)
+    assert cancelled is not None and cancelled.status is RunStatus.CANCELLED
+    assert cancelled.started_at is None

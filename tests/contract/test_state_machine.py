@@ -241,8 +241,8 @@ class SessionsAndRuns(RuleBasedStateMachine):
             return min(resumed, key=lambda r: r.updated_at), True
         ready = []
         for r in everything:
-            if r.status is not RunStatus.READY:
-                continue
+            if r.status is not RunStatus.READY or self.snap.status[r.session_id] is not ACTIVE:
+                continue  # a ready run of an expired session never starts
             same = self.snap.runs[r.session_id]
             if any(o.status in RUN_ACTIVE for o in same):
                 continue
