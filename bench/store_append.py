@@ -252,6 +252,30 @@ async def fill(path: Path, items: int, seed: int = 7) -> Filled:
     )
 
 
+async def _filled(workdir: Path, h: int, keep: str | None) -> Filled:
+    if keep is None:
+        return await fill(workdir / f"fill-{h}.db", h)
+    cached = _cached(Path(keep), h)
+    if cached is not None:
+        return cached
+    filled = await fill(Path(keep) / f"fill-{h}.db", h)
+    _remember(filled)
+    return filled
+
+
+def _cached(folder: Path, h: int) -> Filled | None:
+    folder.mkdir(parents=True, exist_ok=True)
+    path, meta = folder / f"fill-{h}.db", folder / f"fill-{h}.json"
+    if path.exists() and meta.exists():
+        return Filled(**{**json.loads(meta.read_text()), "path": path, "seconds": 0.0})
+    return None
+
+
+def _remember(filled: Filled) -> None:
+    fields = {k: v for k, v in vars(filled).items() if k not in ("path", "seconds")}
+    filled.path.with_suffix(".json").write_text(json.dumps(fields))
+
+
 # -- the bare baseline ----------------------------------------------------------------------------
 
 _BARE_SCHEMA = """
@@ -596,6 +620,11 @@ async def main() -> int:
     parser.add_argument("--round", type=int, default=10, help="appends between two resets to H")
     parser.add_argument("--dir", help="where the database files go (default: a temp dir)")
     parser.add_argument("--json", help="also write the raw figures to this file")
+    parser.add_argument(
+        "--keep-fill",
+        metavar="DIR",
+        help="keep the filled files in DIR and reuse them on the next run (same schema only)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     levels = [d.strip() for d in args.durability.split(",")]
@@ -609,7 +638,7 @@ async def main() -> int:
     cells: list[Cell] = []
     try:
         for h in sizes:
-            filled = await fill(workdir / f"fill-{h}.db", h)
+            filled = await _filled(workdir, h, args.keep_fill)
             console.print(
                 f"H={h:,}: filled {filled.messages:,} messages + {filled.steps:,} steps in "
                 f"{filled.runs:,} runs ({filled.events:,} events, "
@@ -620,7 +649,8 @@ async def main() -> int:
                 cells.append(
                     await measure(filled, workdir, level, n, args.context_every, args.round)
                 )
-            filled.path.unlink()
+            if not args.keep_fill:
+                filled.path.unlink()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     cells.sort(key=lambda c: (levels.index(c.durability), c.h))
