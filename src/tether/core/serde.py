@@ -19,10 +19,26 @@ from tether.core.usage import Usage
 T = TypeVar("T")
 
 
+#: Types whose values are already JSON-ready (exact types: subclasses such as StrEnum are not).
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+#: Field names of the record types seen so far.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def to_data(value: Any) -> Any:
     """A JSON-ready form of a record, list, dict, enum or time."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    cls = type(value)
+    if cls in _PLAIN:
+        return value
+    if cls is dict:
+        return {k if type(k) is str else str(k): to_data(v) for k, v in value.items()}
+    if cls is list or cls is tuple:
+        return [to_data(v) for v in value]
+    names = _FIELDS.get(cls)
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        out = {name: to_data(getattr(value, name)) for name in names}
         if isinstance(value, Usage):
             out["total_tokens"] = value.total_tokens
         return out
