@@ -297,18 +297,24 @@ DELETE FROM runs WHERE id = :run_id;
 
 -- steps ----------------------------------------------------------------------------------------
 
+-- The guard (the run is running and held by this worker) and the next step seq, read from the
+-- (run_id, seq) index: a read, so that appending a step does not also rewrite the run's row.
+-- The writer lock (BEGIN IMMEDIATE) makes it race-free. runs.step_count is no longer kept.
 -- name: next_step_seq
-UPDATE runs SET step_count = step_count + 1
-WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id
-RETURNING step_count, session_id, owner, attempt;
+SELECT COALESCE((SELECT MAX(seq) FROM steps WHERE run_id = :run_id), 0) + 1 AS step_count,
+       session_id, owner, attempt
+FROM runs
+WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id;
 
 -- name: insert_step
 INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
                    error, started_at, ended_at, input_tokens, output_tokens, model_requests,
                    attempt)
 VALUES (:id, :run_id, :session_id, :seq, :position, :kind, :name, :status, :input, :output,
-        :error, :started_at, :ended_at, :input_tokens, :output_tokens, :requests, :attempt)
-RETURNING *;
+        :error, :started_at, :ended_at, :input_tokens, :output_tokens, :requests, :attempt);
+
+-- name: run_owner
+SELECT owner FROM runs WHERE id = :id;
 
 -- name: finish_step
 UPDATE steps
