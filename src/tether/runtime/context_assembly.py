@@ -92,7 +92,9 @@ async def assemble_context(
                 bucket.append(entry)
 
     runs_cap = budget.used + int(budget_tokens * _SHARES["runs"])
-    page = await store.list_runs(session_id=session.id, limit=_MAX_RUNS + 1, newest_first=True)
+    page = await store.list_runs(
+        session_id=session.id, limit=_MAX_RUNS + 1, newest_first=True, with_context=False
+    )
     earlier = []
     for run in page.data:
         if run.id == exclude_run_id:

@@ -139,8 +139,11 @@ class Store(Protocol):
         enqueue → accepted behind it; interrupt → the unfinished runs are cancelled first.
         """
 
-    async def get_run(self, run_id: str, *, owner: str | None = None) -> Run | None:
-        """The run, or None."""
+    async def get_run(
+        self, run_id: str, *, owner: str | None = None, with_context: bool = True
+    ) -> Run | None:
+        """The run, or None. ``with_context=False`` leaves ``run.context`` (the assembled
+        context, often the largest part of a run) unread: None."""
 
     async def list_runs(
         self,
@@ -150,8 +153,9 @@ class Store(Protocol):
         limit: int = 50,
         cursor: str | None = None,
         newest_first: bool = False,
+        with_context: bool = True,
     ) -> Page[Run]:
-        """Runs of a session by seq."""
+        """Runs of a session by seq; ``with_context=False`` as in get_run."""
 
     async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
         """Atomically take the oldest startable run and lease it to worker_id (+ run.started).

@@ -165,6 +165,14 @@ RETURNING *;
 -- name: get_run
 SELECT * FROM runs WHERE id = :id AND (:owner IS NULL OR owner = :owner);
 
+-- The same without the assembled context (often the largest column), for status checks and lists.
+-- name: get_run_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs WHERE id = :id AND (:owner IS NULL OR owner = :owner);
+
 -- name: runs_forward
 SELECT * FROM runs
 WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq > :after_seq
@@ -172,6 +180,24 @@ ORDER BY seq LIMIT :limit;
 
 -- name: runs_backward
 SELECT * FROM runs
+WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq < :before_seq
+ORDER BY seq DESC LIMIT :limit;
+
+-- name: runs_forward_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
+WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq > :after_seq
+ORDER BY seq LIMIT :limit;
+
+-- name: runs_backward_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
 WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq < :before_seq
 ORDER BY seq DESC LIMIT :limit;
 
