@@ -506,7 +506,7 @@ class Service:
             if events:
                 quiet_since = loop.time()
                 continue
-            if run_id is not None and (await self._run_without_context(run_id)).is_terminal:
+            if run_id is not None and (await self.get_run(run_id)).is_terminal:
                 return
             pause = self.settings.poll_interval
             if heartbeat is not None:
