@@ -5,7 +5,9 @@ creates a run (``Service.create_run``), the worker claims it, assembles its cont
 agent (one step: the assistant message), and completes it; the client waits for the end
 (``Service.wait_run``). Everything lives in one asyncio loop, as with ``tether serve``.
 
-* sequential: one client, create + wait, one run after the other in one session;
+* sequential: one client, create + wait, one run after the other: in one long session (its
+  context fills the token budget: ~600 earlier messages), and in a new session per run (the
+  engine's fixed cost; creating the session is not timed);
 * parallel: many sessions, one client each, creating and waiting concurrently;
 * raw: the store writes the same run needs, called directly in the same process and on the
   same file (create_run, claim_run, update_run(context), record_step(message), finish_run),
@@ -14,7 +16,7 @@ agent (one step: the assistant message), and completes it; the client waits for 
   (create committed -> worker claims, finish committed -> wait_run returns), timed per phase.
 
     .venv/bin/python bench/engine.py
-    .venv/bin/python bench/engine.py --runs 2000 --clients 64 --profile
+    .venv/bin/python bench/engine.py --runs 2000 --clients 8,64 --profile
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -204,8 +207,16 @@ def timed_assembly(timeline: Timeline) -> Any:
         executor_module.assemble_context = original  # type: ignore[assignment]
 
 
+SessionFor = Callable[[int], Awaitable[str]]
+
+
 async def breakdown(
-    store: Store, settings: RuntimeSettings, session_id: str, runs: int, console: Console
+    store: Store,
+    settings: RuntimeSettings,
+    session_for: SessionFor,
+    runs: int,
+    label: str,
+    console: Console,
 ) -> None:
     timeline = Timeline()
     timed = TimedStore(store, timeline)
@@ -214,6 +225,9 @@ async def breakdown(
     with timed_assembly(timeline):
         async with engine:
             for i in range(runs):
+                session_id = await session_for(i)
+                timeline.spent.pop("create_session", None)
+                timeline.calls.pop("create_session", None)
                 started = time.perf_counter()
                 run = await engine.service.create_run(
                     session_id, f"run {i}", agent="echo", input={"text": f"hello {i}"}
@@ -224,8 +238,8 @@ async def breakdown(
                 timeline.wake_wait.append(ended - timeline.finished_at[run.id])
     per_run = total / runs
     table = Table(
-        title=f"Where the time goes: sequential echo run, {per_run * 1e6:.0f} us per run "
-        f"(mean of {runs}, timed proxy)",
+        title=f"Where the time goes: {label}, {per_run * 1e6:.0f} us per run "
+        f"(mean of {runs}, through a timing proxy)",
         title_justify="left",
     )
     for name in ("phase", "calls/run", "us/run", "% of run"):
@@ -260,15 +274,16 @@ async def breakdown(
 
 
 async def profile(
-    store: Store, settings: RuntimeSettings, session_id: str, runs: int, console: Console
+    store: Store, settings: RuntimeSettings, session_for: SessionFor, runs: int, console: Console
 ) -> None:
     engine = Engine(store, settings)
     profiler = cProfile.Profile()
     async with engine:
-        profiler.enable()
         for i in range(runs):
+            session_id = await session_for(i)
+            profiler.enable()
             await engine.one_run(session_id, i)
-        profiler.disable()
+            profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
     console.print(f"cProfile of {runs} sequential runs, by own time:")
@@ -276,10 +291,6 @@ async def profile(
 
 
 # -- main ---------------------------------------------------------------------------------------
-
-
-async def sequential(engine: Engine, session_id: str, n: int, offset: int) -> list[float]:
-    return [await engine.one_run(session_id, offset + i) for i in range(n)]
 
 
 async def parallel(engine: Engine, sessions: list[str], total: int) -> tuple[float, list[float]]:
@@ -295,9 +306,55 @@ async def parallel(engine: Engine, sessions: list[str], total: int) -> tuple[flo
     return time.perf_counter() - started, latencies
 
 
+class Mode:
+    """A sequential mode: where each run goes (one long session, or a new one per run)."""
+
+    def __init__(self, name: str, service: Service, *, long: bool) -> None:
+        self.name = name
+        self.service = service
+        self.long = long
+        self.engine_session = ""
+        self.raw_session = ""
+        self.engine: list[float] = []
+        self.raw: list[float] = []
+        self.context: dict[str, Any] = {}
+
+    async def new_session(self, title: str) -> str:
+        return (await self.service.create_session(title=title)).id
+
+    async def engine_session_for(self, i: int) -> str:
+        if not self.long or not self.engine_session:
+            self.engine_session = await self.new_session(f"{self.name} {i}")
+        return self.engine_session
+
+    async def raw_session_for(self, i: int) -> str:
+        if not self.long or not self.raw_session:
+            self.raw_session = await self.new_session(f"{self.name} raw {i}")
+        return self.raw_session
+
+    async def engine_runs(self, engine: Engine, n: int, offset: int, record: bool) -> None:
+        for i in range(offset, offset + n):
+            session_id = await self.engine_session_for(i)
+            elapsed = await engine.one_run(session_id, i)
+            if record:
+                self.engine.append(elapsed)
+        latest = (
+            await self.service.list_runs(self.engine_session, newest_first=True, limit=1)
+        ).data[0]
+        assert latest.context is not None
+        self.context = latest.context  # the raw writes store a context of the same size
+
+    async def raw_runs(self, store: Store, n: int, offset: int, record: bool) -> None:
+        for i in range(offset, offset + n):
+            session_id = await self.raw_session_for(i)
+            elapsed = await raw_run(store, self.service, session_id, self.context, i)
+            if record:
+                self.raw.append(elapsed)
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=1500, help="sequential runs (and raw ones)")
+    parser.add_argument("--runs", type=int, default=1000, help="sequential runs per mode")
     parser.add_argument("--parallel-runs", type=int, default=3000)
     parser.add_argument("--clients", default="8,64", help="parallel clients (one session each)")
     parser.add_argument(
@@ -314,8 +371,9 @@ async def main() -> int:
         "--warmup",
         type=int,
         default=300,
-        help="runs before measuring (the session's context fills up)",
+        help="runs before measuring (in the long session: its context fills up)",
     )
+    parser.add_argument("--breakdown-runs", type=int, default=300)
     parser.add_argument("--profile", action="store_true", help="also print a cProfile")
     parser.add_argument("--dir", help="where the database file goes (default: a temp dir)")
     args = parser.parse_args()
@@ -332,52 +390,41 @@ async def main() -> int:
     try:
         service = Service(store, settings=settings)
         engine = Engine(store, settings)
-        seq_session = (await service.create_session(title="sequential")).id
-        raw_session = (await service.create_session(title="raw")).id
-        # Warm up: both sessions reach the same history, so contexts have the same size.
-        async with engine:
-            await sequential(engine, seq_session, args.warmup, 0)
-        latest = (await service.list_runs(seq_session, newest_first=True, limit=1)).data[0]
-        assert latest.context is not None
-        for i in range(args.warmup):
-            await raw_run(store, service, raw_session, latest.context, i)
-
-        seq: list[float] = []
-        raw: list[float] = []
+        modes = [
+            Mode("sequential, one long session", service, long=True),
+            Mode("sequential, a new session per run", service, long=False),
+        ]
         per_round = max(1, args.runs // args.rounds)
-        for r in range(args.rounds):
-            latest = (await service.list_runs(seq_session, newest_first=True, limit=1)).data[0]
-            assert latest.context is not None
-            for i in range(per_round):
-                raw.append(
-                    await raw_run(
-                        store, service, raw_session, latest.context, args.warmup + r * per_round + i
-                    )
-                )
+        for mode in modes:
             async with engine:
-                seq.extend(
-                    await sequential(engine, seq_session, per_round, args.warmup + r * per_round)
-                )
+                await mode.engine_runs(engine, args.warmup, 0, record=False)
+            await mode.raw_runs(store, args.warmup, 0, record=False)
+            for r in range(args.rounds):
+                offset = args.warmup + r * per_round
+                await mode.raw_runs(store, per_round, offset, record=True)
+                async with engine:
+                    await mode.engine_runs(engine, per_round, offset, record=True)
 
-        results: list[tuple[str, int, float, list[float]]] = []
-        results.append(("sequential (1 client, 1 session)", 1, sum(seq), seq))
+        parallel_results: list[tuple[str, float, list[float]]] = []
         for clients in [int(c) for c in args.clients.split(",") if c]:
             sessions = [(await service.create_session(title=f"p{i}")).id for i in range(clients)]
             async with engine:
                 await parallel(engine, sessions, min(args.parallel_runs, clients * 20))  # warm up
                 elapsed, latencies = await parallel(engine, sessions, args.parallel_runs)
-            results.append(
-                (f"parallel ({clients} clients, {clients} sessions)", clients, elapsed, latencies)
+            parallel_results.append(
+                (f"parallel: {clients} clients, {clients} sessions", elapsed, latencies)
             )
 
         table = Table(
-            title=f"Engine: echo runs end to end through the embedded worker "
-            f"(worker concurrency {settings.concurrency}, durability={args.durability})",
+            title="Engine: echo runs end to end through the embedded worker "
+            f"(create -> claim -> run -> one step -> complete; worker concurrency "
+            f"{settings.concurrency}, durability={args.durability})",
             title_justify="left",
         )
         for name in ("mode", "runs", "runs/s", "latency median us", "latency p95 us"):
             table.add_column(name, justify="left" if name == "mode" else "right")
-        for name, _, elapsed, latencies in results:
+
+        def row(name: str, elapsed: float, latencies: list[float]) -> None:
             table.add_row(
                 name,
                 f"{len(latencies)}",
@@ -385,24 +432,32 @@ async def main() -> int:
                 f"{_median_us(latencies):.0f}",
                 f"{_p95_us(latencies):.0f}",
             )
-        table.add_row(
-            "raw store writes of the same run (no engine)",
-            f"{len(raw)}",
-            f"{len(raw) / sum(raw):.0f}",
-            f"{_median_us(raw):.0f}",
-            f"{_p95_us(raw):.0f}",
-        )
+
+        for mode in modes:
+            row(mode.name, sum(mode.engine), mode.engine)
+            row("  raw store writes of the same runs, no engine", sum(mode.raw), mode.raw)
+        for name, elapsed, latencies in parallel_results:
+            row(name, elapsed, latencies)
         console.print(table)
-        ratio = statistics.median(seq) / statistics.median(raw)
+        for mode in modes:
+            ratio = statistics.median(mode.engine) / statistics.median(mode.raw)
+            console.print(
+                f"  per-run overhead, {mode.name}: {ratio:.2f}x the raw store writes "
+                f"(median {_median_us(mode.engine):.0f} us vs {_median_us(mode.raw):.0f} us: "
+                f"the engine adds {_median_us(mode.engine) - _median_us(mode.raw):.0f} us)"
+            )
         console.print(
-            f"  per-run overhead: a sequential run takes {ratio:.2f}x the raw store writes it "
-            f"needs (median {_median_us(seq):.0f} us vs {_median_us(raw):.0f} us; the engine "
-            f"adds {_median_us(seq) - _median_us(raw):.0f} us per run)"
+            "  raw store writes = create_run, claim_run, update_run(context), record_step "
+            "(the reply, with its message), finish_run, called directly in the same process."
         )
         console.print()
-        await breakdown(store, settings, seq_session, max(200, args.runs // 5), console)
+        for mode in modes:
+            session_for = mode.engine_session_for
+            await breakdown(store, settings, session_for, args.breakdown_runs, mode.name, console)
         if args.profile:
-            await profile(store, settings, seq_session, max(200, args.runs // 5), console)
+            await profile(
+                store, settings, modes[0].engine_session_for, args.breakdown_runs, console
+            )
     finally:
         await store.close()
         shutil.rmtree(workdir, ignore_errors=True)
