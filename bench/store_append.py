@@ -590,10 +590,20 @@ def report(cells: list[Cell], console: Console) -> bool:
                         growth <= 1.2,
                     )
                 )
+        notes = []
+        if len(rows) > 2:
+            second = rows[1]
+            growth = last.ratio("context") / second.ratio("context")
+            notes.append(
+                f"(info) assemble_context at H={last.h:,} vs H={second.h:,}: {growth:.2f}x in "
+                f"bare units, {last.median('context') / second.median('context'):.2f}x in us"
+            )
         for text, passed in checks:
             ok &= passed
             mark = "[green]met   [/green]" if passed else "[red]MISSED[/red]"
             console.print(f"  {mark} {text}")
+        for text in notes:
+            console.print(f"         {text}")
         console.print()
     return ok
 
