@@ -8,7 +8,8 @@ agent (one step: the assistant message), and completes it; the client waits for 
 * sequential: one client, create + wait, one run after the other: in one long session (its
   context fills the token budget: ~600 earlier messages), and in a new session per run (the
   engine's fixed cost; creating the session is not timed);
-* parallel: many sessions, one client each, creating and waiting concurrently;
+* parallel: many clients creating and waiting concurrently, each in its own session (which
+  grows, as above), and each run in a new session (sessions made before timing);
 * raw: the store writes the same run needs, called directly in the same process and on the
   same file (create_run, claim_run, update_run(context), record_step(message), finish_run),
   to give the per-run overhead of the engine as a ratio;
@@ -293,13 +294,18 @@ async def profile(
 # -- main ---------------------------------------------------------------------------------------
 
 
-async def parallel(engine: Engine, sessions: list[str], total: int) -> tuple[float, list[float]]:
+async def parallel(
+    engine: Engine, sessions: list[str], total: int, fresh: list[str] | None = None
+) -> tuple[float, list[float]]:
+    """Each client runs in its own session, or (fresh) takes a new session for every run."""
     latencies: list[float] = []
     counter = iter(range(total))
+    unused = iter(fresh or ())
 
     async def client(session_id: str) -> None:
         for i in counter:
-            latencies.append(await engine.one_run(session_id, i))
+            target = session_id if fresh is None else next(unused)
+            latencies.append(await engine.one_run(target, i))
 
     started = time.perf_counter()
     await asyncio.gather(*(client(s) for s in sessions))
@@ -413,6 +419,20 @@ async def main() -> int:
                 elapsed, latencies = await parallel(engine, sessions, args.parallel_runs)
             parallel_results.append(
                 (f"parallel: {clients} clients, {clients} sessions", elapsed, latencies)
+            )
+        for clients in [int(c) for c in args.clients.split(",") if c][-1:]:
+            fresh = [
+                (await service.create_session(title=f"f{i}")).id
+                for i in range(args.parallel_runs + clients * 20)
+            ]
+            async with engine:
+                warm = min(args.parallel_runs, clients * 20)
+                await parallel(engine, fresh[:clients], warm, fresh[args.parallel_runs :])
+                elapsed, latencies = await parallel(
+                    engine, fresh[:clients], args.parallel_runs, fresh[: args.parallel_runs]
+                )
+            parallel_results.append(
+                (f"parallel: {clients} clients, a new session per run", elapsed, latencies)
             )
 
         table = Table(
