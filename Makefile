@@ -34,7 +34,7 @@ format: $(STAMP) ## format the code
 
 bench: bench-store bench-engine ## all benchmarks (bench/), printed as tables
 
-bench-store: $(STAMP) ## store append cost vs history length (H = 100, 10k, 100k; normal and full)
+bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
 
 bench-engine: $(STAMP) ## engine runs/s and per-run overhead, with where the time goes

@@ -23,7 +23,7 @@ events included; ``synchronous=OFF`` while filling, which is not measured), then
 durability level. During the measurement the appended rows are removed every few iterations
 (not timed) so that the history stays at H.
 
-    .venv/bin/python bench/store_append.py                 # H = 100, 10k, 100k; normal and full
+    .venv/bin/python bench/store_append.py             # H = 100, 1k, 10k, 100k; normal and full
     .venv/bin/python bench/store_append.py --sizes 100,10000 --durability normal
 """
 
@@ -579,25 +579,27 @@ def report(cells: list[Cell], console: Console) -> bool:
         for op in ("message", "step"):
             worst = max(c.ratio(op) for c in rows)
             checks.append((f"{LABELS[op]} <= 2x bare at every H (worst {worst:.2f}x)", worst <= 2))
+        notes = []
         if len(rows) > 1:
+            # Appends are judged in bare units (the same commit cost, measured alongside);
+            # context assembly is a read, so in microseconds (a bare commit under FULL is an
+            # fsync, no yardstick for a read).
             for op in ("message", "step", "context"):
                 growth = last.ratio(op) / first.ratio(op)
                 abs_growth = last.median(op) / first.median(op)
+                judged = abs_growth if op == "context" else growth
                 checks.append(
                     (
                         f"{LABELS[op]} at H={last.h:,} within 1.2x of H={first.h:,} "
                         f"({growth:.2f}x in bare units, {abs_growth:.2f}x in us)",
-                        growth <= 1.2,
+                        judged <= 1.2,
                     )
                 )
-        notes = []
-        if len(rows) > 2:
-            second = rows[1]
-            growth = last.ratio("context") / second.ratio("context")
-            notes.append(
-                f"(info) assemble_context at H={last.h:,} vs H={second.h:,}: {growth:.2f}x in "
-                f"bare units, {last.median('context') / second.median('context'):.2f}x in us"
-            )
+            for c in rows[1:-1]:
+                notes.append(
+                    f"(info) assemble_context at H={last.h:,} vs H={c.h:,}: "
+                    f"{last.median('context') / c.median('context'):.2f}x in us"
+                )
         for text, passed in checks:
             ok &= passed
             mark = "[green]met   [/green]" if passed else "[red]MISSED[/red]"
@@ -610,7 +612,11 @@ def report(cells: list[Cell], console: Console) -> bool:
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="100,10000,100000")
+    parser.add_argument(
+        "--sizes",
+        default="100,1000,10000,100000",
+        help="history lengths H (the targets compare the first and the last)",
+    )
     parser.add_argument("--durability", default="normal,full")
     parser.add_argument(
         "--iterations",
