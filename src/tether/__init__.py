@@ -2,11 +2,13 @@
 
 import tether
 
-tt = tether.open("tether.db")
+tt = tether.open("tether.db")   # or tether.connect("http://host:8080", api_key="tk_…")
 s = tt.sessions.create(title="Keep helping me with this project")
 run = s.runs.create(goal="Analyse the failing tests", agent="echo").wait()
 print(run.status, run.started_at, run.ended_at, run.error)
 """
+
+from typing import TYPE_CHECKING, Any
 
 from tether.core.errors import (
     Conflict,
@@ -27,18 +29,27 @@ from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
 from tether.runtime.agent import AgentRegistry, agent
-from tether.runtime.facade import RunHandle, SessionHandle, Tether, open
+from tether.runtime.async_facade import AsyncRunHandle, AsyncSessionHandle, AsyncTether, open_async
+from tether.runtime.facade import Tether, open
+from tether.runtime.handles import RunHandle, SessionHandle
 from tether.runtime.models import Model, ModelResponse, ScriptedModel, ToolCall
-from tether.runtime.run_context import RunContext, ToolInDoubt
+from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.tools import Tool, ToolError, tool
 from tether.runtime.worker import Worker
+from tether.version import __version__
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from tether.client import AsyncClient, Client, connect, connect_async
 
 __all__ = [
     "AgentRegistry",
+    "AsyncClient",
+    "AsyncRunHandle",
+    "AsyncSessionHandle",
+    "AsyncTether",
+    "Client",
     "Conflict",
     "ErrorInfo",
     "Event",
@@ -65,6 +76,7 @@ __all__ = [
     "SessionHandle",
     "SessionStatus",
     "Step",
+    "StepFailed",
     "StepKind",
     "StepStatus",
     "Tether",
@@ -78,6 +90,18 @@ __all__ = [
     "Worker",
     "__version__",
     "agent",
+    "connect",
+    "connect_async",
     "open",
+    "open_async",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The HTTP client (and httpx) load on first use: local programs never pay for them.
+    if name in ("AsyncClient", "Client", "connect", "connect_async"):
+        from tether import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'tether' has no attribute {name!r}")

@@ -32,6 +32,16 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+UrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--url", envvar="TETHER_URL", help="A tether server to ask instead of the database."
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option("--api-key", envvar="TETHER_API_KEY", help="API key for --url."),
+]
 DEFAULT_DB_PATH = DEFAULT_DB
 
 
@@ -66,6 +76,15 @@ def open_db(db: str, *, create: bool = False, worker: bool = False) -> Tether:
         if path != ":memory:" and not create and not Path(path).exists():
             fail(f"no tether database at {path} (run `tether demo`, or pass --db / TETHER_DB)")
     return open_tether(db, worker=worker)
+
+
+def open_target(db: str, url: str | None, api_key: str | None) -> Tether:
+    """The server at url when given (--url / TETHER_URL), else the database."""
+    if url:
+        from tether.client import connect
+
+        return connect(url, api_key=api_key)
+    return open_db(db)
 
 
 def print_json(data: Any) -> None:

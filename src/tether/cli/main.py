@@ -9,14 +9,20 @@ import typer
 
 from tether.cli import render
 from tether.cli.app import (
+    ApiKeyOption,
     DbOption,
     JsonOption,
+    UrlOption,
     console,
     handles_errors,
     open_db,
+    open_target,
     print_json,
 )
+from tether.cli.keys import keys_app
 from tether.cli.report import run_report, session_report
+from tether.cli.serve import serve
+from tether.cli.tail import tail
 from tether.core.run import Run
 from tether.core.serde import to_data
 from tether.store.factory import DEFAULT_DB
@@ -34,6 +40,9 @@ db_app = typer.Typer(help="The database.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
+app.add_typer(keys_app, name="keys")
+app.command()(serve)
+app.command()(tail)
 
 
 @app.command()
@@ -74,7 +83,7 @@ def demo(
             print_json(data)
             return
         console.print()
-        render.print_session(console, report, tt.service.clock.now())
+        render.print_session(console, report, tt.backend.clock.now())
         console.print(
             f"\nThe session is still [bold green]{report.session.status.value}[/]: runs finished, "
             "the conversation goes on. Look again from a new process with\n"
@@ -90,33 +99,47 @@ def sessions_list(
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="active, closed or expired")] = None,
     limit: Annotated[int, typer.Option(help="At most this many, newest activity first.")] = 50,
+    url: UrlOption = None,
+    api_key: ApiKeyOption = None,
 ) -> None:
     """List sessions, newest activity first."""
-    with open_db(db) as tt:
+    with open_target(db, url, api_key) as tt:
         sessions = tt.sessions.list(status=status, limit=limit)
         if json:
             print_json({"data": to_data(list(sessions))})
         else:
-            console.print(render.sessions_table(list(sessions), tt.service.clock.now()))
+            console.print(render.sessions_table(list(sessions), tt.backend.clock.now()))
 
 
 @sessions_app.command("show")
 @handles_errors
-def sessions_show(session_id: str, db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
+def sessions_show(
+    session_id: str,
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    url: UrlOption = None,
+    api_key: ApiKeyOption = None,
+) -> None:
     """Show a session: its runs with their steps and tool calls, and its memory."""
-    with open_db(db) as tt:
+    with open_target(db, url, api_key) as tt:
         report = session_report(tt, session_id)
         if json:
             print_json(report.to_data())
         else:
-            render.print_session(console, report, tt.service.clock.now())
+            render.print_session(console, report, tt.backend.clock.now())
 
 
 @sessions_app.command("close")
 @handles_errors
-def sessions_close(session_id: str, db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
+def sessions_close(
+    session_id: str,
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    url: UrlOption = None,
+    api_key: ApiKeyOption = None,
+) -> None:
     """Close a session (its unfinished runs are cancelled); closing twice is harmless."""
-    with open_db(db) as tt:
+    with open_target(db, url, api_key) as tt:
         session = tt.sessions.get(session_id).close()
         if json:
             print_json(to_data(session))
@@ -131,9 +154,11 @@ def runs_list(
     db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
+    url: UrlOption = None,
+    api_key: ApiKeyOption = None,
 ) -> None:
     """List the runs of a session, Run 1 first."""
-    with open_db(db) as tt:
+    with open_target(db, url, api_key) as tt:
         runs = tt.sessions.get(session_id).runs.list(status=status)
         if json:
             print_json({"data": to_data(list(runs))})
@@ -143,9 +168,15 @@ def runs_list(
 
 @runs_app.command("show")
 @handles_errors
-def runs_show(run_id: str, db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
+def runs_show(
+    run_id: str,
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    url: UrlOption = None,
+    api_key: ApiKeyOption = None,
+) -> None:
     """Show a run: status, times, steps (tool calls with input and output), memory, error."""
-    with open_db(db) as tt:
+    with open_target(db, url, api_key) as tt:
         report = run_report(tt, tt.runs.get(run_id))
         if json:
             print_json(report.to_data())

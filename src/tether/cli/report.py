@@ -57,11 +57,11 @@ class SessionReport:
 
 
 def run_report(tt: Tether, run: Run) -> RunReport:
-    service = tt.service
+    backend = tt.backend
     return RunReport(
         run=run,
-        steps=tt._call(service.list_steps(run.id)),
-        memory=tt._call(service.list_run_memory(run.id)),
+        steps=tt._call(backend.list_steps(run.id)),
+        memory=tt._call(backend.list_run_memory(run.id)),
     )
 
 
@@ -70,7 +70,7 @@ def session_report(tt: Tether, session_id: str) -> SessionReport:
     return SessionReport(
         session=handle,
         runs=[run_report(tt, run) for run in handle.runs.list()],
-        memory=tt._call(tt.service.list_session_memory(session_id)),
-        user_memory=tt._call(tt.service.list_user_memory()),
+        memory=tt._call(tt.backend.list_session_memory(session_id)),
+        user_memory=tt._call(tt.backend.list_user_memory()),
         tool_calls=handle.tool_calls(),
     )

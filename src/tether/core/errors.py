@@ -177,3 +177,42 @@ class ModelError(TetherError):
 
     code = "model_error"
     http_status = 502
+
+
+class ServerUnreachable(TetherError):
+    """The tether server cannot be reached right now; retry shortly."""
+
+    code = "server_unreachable"
+    http_status = 503
+    retryable = True
+
+
+# -- errors that crossed the wire -------------------------------------------------------------
+
+
+def _by_code(root: type[TetherError]) -> dict[str, type[TetherError]]:
+    found = {root.code: root}
+    for sub in root.__subclasses__():
+        found.update(_by_code(sub))
+    return found
+
+
+#: Attributes some errors carry, rebuilt from the details sent with them.
+_ATTRIBUTES = {
+    NotFound: {"kind": "kind", "ident": "id"},
+    SessionBusy: {"active_run_id": "active_run_id"},
+    InvalidTransition: {"current": "current", "target": "target"},
+}
+
+
+def error_from_code(code: str, message: str, details: dict[str, Any] | None = None) -> TetherError:
+    """The error whose stable code is code (TetherError for an unknown one), as a remote tether
+    raised it: same class, message and details."""
+    cls = _by_code(TetherError).get(code, TetherError)
+    error = cls.__new__(cls)
+    TetherError.__init__(error, message, **(details or {}))
+    for base, attributes in _ATTRIBUTES.items():
+        if isinstance(error, base):
+            for attribute, key in attributes.items():
+                setattr(error, attribute, error.details.get(key))
+    return error

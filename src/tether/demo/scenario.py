@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from tether.runtime.facade import RunHandle, SessionHandle, Tether
+from tether.runtime.facade import Tether
+from tether.runtime.handles import RunHandle, SessionHandle
 
 SESSION_TITLE = "Keep helping me with this project"
 

@@ -43,14 +43,12 @@ class Executor:
         *,
         clock: Clock,
         settings: RuntimeSettings,
-        worker_id: str,
         models: ModelResolver | None = None,
     ) -> None:
         self._store = store
         self._agents = agents
         self._clock = clock
         self._settings = settings
-        self._worker_id = worker_id
         self._models = models
 
     async def execute(self, run: Run) -> None:
@@ -70,7 +68,7 @@ class Executor:
                     await agent_task
                 with contextlib.suppress(TetherError):
                     await self._store.release_run(
-                        run.id, worker_id=self._worker_id, now=self._clock.now()
+                        run.id, worker_id=_holder(run), now=self._clock.now()
                     )
             raise
         finally:
@@ -93,7 +91,7 @@ class Executor:
                 if loop.time() >= next_renewal:
                     current = await self._store.renew_lease(
                         run.id,
-                        worker_id=self._worker_id,
+                        worker_id=_holder(run),
                         now=self._clock.now(),
                         lease_seconds=settings.lease_seconds,
                     )
@@ -103,10 +101,13 @@ class Executor:
             except StoreError as exc:  # the database hiccuped: the lease outlives it
                 log.warning("lease check failed for run %s: %s", run.id, exc)
                 continue
+            # Each claim has its own holder id, and the attempt is compared too: a run reaped
+            # for a retry and claimed again by this very worker is not this execution's.
             still_ours = (
                 current is not None
                 and current.status is RunStatus.RUNNING
-                and current.worker_id == self._worker_id
+                and current.worker_id == _holder(run)
+                and current.attempt == run.attempt
             )
             if not still_ours and not agent_task.done():
                 lost.set()
@@ -173,7 +174,7 @@ class Executor:
                 now=self._clock.now(),
             )
             run = await store.update_run(
-                run.id, worker_id=self._worker_id, now=self._clock.now(), context=context
+                run.id, worker_id=_holder(run), now=self._clock.now(), context=context
             )
         memory = {
             MemoryScope.RUN: await store.list_memory(scope=MemoryScope.RUN, scope_id=run.id),
@@ -188,7 +189,7 @@ class Executor:
             clock=self._clock,
             run=run,
             session=session,
-            worker_id=self._worker_id,
+            worker_id=_holder(run),
             recorded=await store.list_steps(run.id),
             context=context,
             memory=memory,
@@ -203,5 +204,12 @@ class Executor:
             kwargs["output"] = output
         with contextlib.suppress(LeaseLost):
             await self._store.finish_run(
-                run.id, worker_id=self._worker_id, status=status, now=self._clock.now(), **kwargs
+                run.id, worker_id=_holder(run), status=status, now=self._clock.now(), **kwargs
             )
+
+
+def _holder(run: Run) -> str:
+    """Who holds a claimed run: the worker id plus a per-claim suffix."""
+    if run.worker_id is None:
+        raise LeaseLost(f"run {run.id} is not held by anyone")
+    return run.worker_id

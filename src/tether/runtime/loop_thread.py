@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import AsyncGenerator, Coroutine, Iterator
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -36,6 +36,26 @@ class LoopThread:
         except BaseException:
             future.cancel()
             raise
+
+    def iterate(self, stream: AsyncGenerator[T, None]) -> Iterator[T]:
+        """Iterate an async generator living on the loop from this thread; stopping early
+        closes it."""
+
+        async def step() -> tuple[bool, T | None]:
+            try:
+                return True, await anext(stream)
+            except StopAsyncIteration:
+                return False, None
+
+        try:
+            while True:
+                more, item = self.call(step())
+                if not more:
+                    return
+                yield cast(T, item)
+        finally:
+            if not self.loop.is_closed():
+                self.call(stream.aclose())
 
     def stop(self) -> None:
         """Cancel what is left, stop the loop and join the thread."""

@@ -42,6 +42,14 @@ class ToolInDoubt(Exception):
     """A tool call's outcome is unknown: it started, but its result was never recorded."""
 
 
+class StepFailed(Exception):
+    """A replayed ``ctx.step()`` block had failed: the recorded error, raised again."""
+
+    def __init__(self, error: ErrorInfo) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
     """What a tool call gave: an output, or an error message for the model."""
@@ -247,10 +255,13 @@ class RunContext:
     ) -> AsyncIterator[StepHandle]:
         """Record a block of work as one step: started on entry, completed with
         ``handle.output`` on exit, failed if the block raises. On replay, handle.replayed is
-        True and handle.output holds the recorded output."""
+        True and handle.output holds the recorded output; a block that had failed raises
+        StepFailed with the recorded error instead of running again."""
         await self.flush()
         position, recorded = self._next()
         if recorded is not None:
+            if recorded.status is not StepStatus.COMPLETED:
+                raise StepFailed(recorded.error or ErrorInfo("failed", "the step failed"))
             yield StepHandle(recorded)
             return
         step = await self._store.start_step(

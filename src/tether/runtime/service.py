@@ -8,7 +8,7 @@ atomicity to the store. ``for_owner`` gives the same service seen by another own
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from datetime import timedelta
 from typing import Any
 
@@ -66,6 +66,10 @@ class Service:
             models=self.models,
             owner=owner,
         )
+
+    async def close(self) -> None:
+        """Close the store (every service sharing it becomes unusable)."""
+        await self.store.close()
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -187,7 +191,7 @@ class Service:
     ) -> Page[Message]:
         """The conversation, oldest first."""
         await self.get_session(session_id)
-        after = None if cursor is None else int(decode_cursor(cursor, 1)[0])
+        after = None if cursor is None else decode_cursor(cursor, int)[0]
         size = limits.page_size(limit)
         rows = await self.store.list_messages(session_id, limit=size + 1, after_seq=after)
         data = rows[:size]
@@ -482,7 +486,7 @@ class Service:
         run_id: str | None = None,
         after_id: int | None = None,
         heartbeat: float | None = None,
-    ) -> AsyncIterator[Event | None]:
+    ) -> AsyncGenerator[Event | None, None]:
         """Events as they commit, from after after_id, each exactly once and in order. Yields
         None every heartbeat seconds of silence. A run's stream ends after its terminal event."""
         await self._check_stream_target(session_id, run_id)
@@ -507,6 +511,12 @@ class Service:
                 quiet_since = loop.time()
                 continue
             if run_id is not None and (await self.get_run(run_id)).is_terminal:
+                # The terminal event commits with the status: it may have landed just after
+                # the read above, so read once more before ending.
+                for event in await self.store.list_events(run_id=run_id, after_id=last):
+                    yield event
+                    if event.type in TERMINAL_RUN_EVENTS:
+                        break
                 return
             pause = self.settings.poll_interval
             if heartbeat is not None:

@@ -114,18 +114,23 @@ class _Validator:
 
     def validate_python(self, arguments: dict[str, Any]) -> dict[str, Any]:
         parsed = self._model.model_validate(arguments)
-        return {name: getattr(parsed, name) for name in type(parsed).model_fields}
+        return {
+            info.alias or name: getattr(parsed, name)
+            for name, info in type(parsed).model_fields.items()
+        }
 
 
 def _arguments_model(func: Callable[..., Any]) -> type[pydantic.BaseModel]:
     hints = inspect.get_annotations(func, eval_str=True)
     fields: dict[str, Any] = {}
-    for param in inspect.signature(func).parameters.values():
+    for i, param in enumerate(inspect.signature(func).parameters.values()):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {func.__name__}: *args and **kwargs are not supported")
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, default)
+        # Fields get neutral names and the parameter's name as alias: a parameter may be called
+        # like a BaseModel attribute (schema, json, copy, model_config) or start with "_".
+        fields[f"p{i}"] = (annotation, pydantic.Field(default, alias=param.name))
     return pydantic.create_model(
         f"{func.__name__}_arguments",
         __config__=pydantic.ConfigDict(extra="forbid"),

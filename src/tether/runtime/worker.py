@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import socket
@@ -53,9 +54,9 @@ class Worker:
             agents,
             clock=self.clock,
             settings=self.settings,
-            worker_id=self.worker_id,
             models=models,
         )
+        self._claims = itertools.count(1)
         self._reap = reap
         self._active: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
@@ -112,7 +113,9 @@ class Worker:
             if len(self._active) < settings.concurrency:
                 try:
                     run = await self.store.claim_run(
-                        worker_id=self.worker_id,
+                        # One holder id per claim: guards then tell executions apart even
+                        # when this worker claims a run it held (and lost) before.
+                        worker_id=f"{self.worker_id}/{next(self._claims)}",
                         now=self.clock.now(),
                         lease_seconds=settings.lease_seconds,
                     )

@@ -19,6 +19,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Final, Protocol, runtime_checkable
 
+from tether.core.api_key import ApiKey
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
@@ -350,3 +351,18 @@ class Store(Protocol):
         limit: int = 500,
     ) -> list[Event]:
         """Events of a session or a run, by id, after after_id."""
+
+    # -- api keys ------------------------------------------------------------------------------
+
+    async def create_api_key(self, key: ApiKey, *, key_hash: str) -> ApiKey:
+        """Store a new key under the SHA-256 hash of its secret. AlreadyExists on a taken id or
+        hash."""
+
+    async def get_api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        """The key whose secret hashes to key_hash (revoked or not), or None."""
+
+    async def list_api_keys(self, *, owner: str | None = None) -> list[ApiKey]:
+        """Every key (of owner, if given), oldest first."""
+
+    async def revoke_api_key(self, key_id: str, *, now: datetime) -> ApiKey | None:
+        """Mark a key revoked (idempotent: the first revocation time stays); None if unknown."""

@@ -109,7 +109,7 @@ class RunsPart(SqlBase):
         newest_first: bool = False,
         with_context: bool = True,
     ) -> Page[Run]:
-        position = None if cursor is None else int(decode_cursor(cursor, 1)[0])
+        position = None if cursor is None else decode_cursor(cursor, int)[0]
         brief = "" if with_context else "_without_context"
         async with self._db.read() as tx:
             if newest_first:

@@ -91,7 +91,7 @@ class SessionsPart(SqlBase):
             name = "list_sessions_first"
         else:
             name = "list_sessions_after"
-            params["cursor_at"], params["cursor_id"] = decode_cursor(cursor, 2)
+            params["cursor_at"], params["cursor_id"] = decode_cursor(cursor, int, str)
         async with self._db.read() as tx:
             rows = await tx.all(name, **params)
         sessions = [session_from_row(r, self._db.load_json) for r in rows[:limit]]

@@ -252,7 +252,7 @@ class StepsPart(SessionsPart):
             raise ValueError("list_tool_calls needs session_id or run_id")
         after = before = None
         if cursor is not None:
-            (position,) = decode_cursor(cursor, 1)
+            (position,) = decode_cursor(cursor, str)
             before, after = (position, None) if newest_first else (None, position)
         params: dict[str, Any] = {
             "run_id": run_id,

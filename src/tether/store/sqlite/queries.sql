@@ -431,9 +431,11 @@ LIMIT :limit;
 -- memory ---------------------------------------------------------------------------------------
 
 -- name: upsert_memory
+-- A JSON null value arrives as SQL NULL: it is stored as the JSON text 'null'.
 INSERT INTO memory (scope, scope_id, namespace, key, value, session_id, source_run_id,
                     created_at, updated_at)
-VALUES (:scope, :scope_id, :namespace, :key, :value, :session_id, :source_run_id, :now, :now)
+VALUES (:scope, :scope_id, :namespace, :key, COALESCE(:value, 'null'), :session_id,
+        :source_run_id, :now, :now)
 ON CONFLICT (scope, scope_id, namespace, key) DO UPDATE
 SET value = excluded.value, source_run_id = excluded.source_run_id, updated_at = excluded.updated_at
 RETURNING *;
@@ -463,3 +465,19 @@ WHERE scope = 'user' AND scope_id = :owner AND namespace <> ''
        OR substr(namespace, 1, length(:prefix) + 1) = :prefix || char(31))
 ORDER BY namespace
 LIMIT :limit OFFSET :offset;
+
+-- api keys -------------------------------------------------------------------------------------
+
+-- name: insert_api_key
+INSERT INTO api_keys (id, owner, key_hash, prefix, name, created_at)
+VALUES (:id, :owner, :key_hash, :prefix, :name, :created_at)
+RETURNING *;
+
+-- name: api_key_by_hash
+SELECT * FROM api_keys WHERE key_hash = :key_hash;
+
+-- name: list_api_keys
+SELECT * FROM api_keys WHERE (:owner IS NULL OR owner = :owner) ORDER BY created_at, id;
+
+-- name: revoke_api_key
+UPDATE api_keys SET revoked_at = COALESCE(revoked_at, :now) WHERE id = :id RETURNING *;

@@ -1,0 +1,101 @@
+"""create_app: the FastAPI application of ``tether serve``.
+
+The lifespan opens the store (unless one is given), starts the embedded worker (unless
+``workers=0``) and, on shutdown, stops it: running runs get the grace period to finish, then are
+handed back to the queue. ``app.state.draining`` ends SSE streams and long-polls promptly when
+the server is asked to stop.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+
+from fastapi import FastAPI
+
+from tether.api import errors
+from tether.api.auth import Authenticate
+from tether.api.body_limit import BodyLimit
+from tether.api.routes import events, health, memory, runs, sessions
+from tether.api.settings import ApiSettings
+from tether.core.clock import Clock
+from tether.runtime.agent import AgentRegistry
+from tether.runtime.api_keys import ApiKeys
+from tether.runtime.executor import ModelResolver
+from tether.runtime.service import Service
+from tether.runtime.settings import RuntimeSettings
+from tether.runtime.worker import Worker
+from tether.store.base import Store
+from tether.store.factory import open_store
+from tether.version import __version__
+
+DESCRIPTION = """\
+Durable Sessions and Runs for AI agents. A **session** is the long conversation (messages,
+context, session memory, tool history); a **run** is one task inside it with its own status,
+times, steps and error. Send `Authorization: Bearer <api key>` (`tether keys create`).
+Errors are `application/problem+json` with a stable `code`; lists are
+`{"data": [...], "next_cursor": str|null}`.
+"""
+
+
+def create_app(
+    settings: ApiSettings | None = None,
+    *,
+    store: Store | None = None,
+    runtime: RuntimeSettings | None = None,
+    agents: AgentRegistry | None = None,
+    clock: Clock | None = None,
+    models: ModelResolver | None = None,
+) -> FastAPI:
+    """The HTTP service. A given store is used as is and left open (its owner closes it)."""
+    settings = settings or ApiSettings()
+    runtime = replace(
+        runtime or RuntimeSettings(),
+        concurrency=max(1, settings.workers),
+        shutdown_grace=settings.shutdown_grace,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = store is None
+        opened = store or open_store(settings.db)
+        service = Service(opened, agents=agents, clock=clock, settings=runtime, models=models)
+        app.state.service = service
+        app.state.keys = ApiKeys(opened, clock=service.clock)
+        worker = None
+        if settings.workers > 0:
+            worker = Worker(
+                opened, service.agents, clock=service.clock, settings=runtime, models=models
+            )
+            worker.start()
+        try:
+            yield
+        finally:
+            app.state.draining.set()
+            if worker is not None:
+                await worker.stop(settings.shutdown_grace)
+            if owned:
+                await opened.close()
+
+    app = FastAPI(
+        title="tether",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.draining = threading.Event()
+    for router in (
+        health.router,
+        sessions.router,
+        runs.router,
+        events.router,
+        memory.router,
+    ):
+        app.include_router(router)
+    errors.install(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(Authenticate, required=settings.auth, router=app.router)
+    return app

@@ -1,0 +1,65 @@
+"""BodyLimit: refuse request bodies over a size limit with 413, by header and by counting."""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from tether.api.errors import error_response
+from tether.api.settings import DEFAULT_MAX_BODY_BYTES
+from tether.core.errors import PayloadTooLarge
+
+
+class BodyLimit:
+    """ASGI middleware: a declared Content-Length over the limit is refused before reading; a
+    body sent without one (chunked) is read up to the limit and refused as soon as it passes it.
+    What was read is replayed to the app, then the connection's own messages follow (so
+    disconnects still reach streaming responses)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            await self._refuse(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        pending: list[Message] = [{"type": "http.request", "body": b"".join(chunks)}]
+
+        async def replay() -> Message:
+            return pending.pop() if pending else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        error = PayloadTooLarge(f"the request body is larger than {self.max_bytes} bytes")
+        response = error_response(error)
+        response.headers["Connection"] = "close"
+        await response(scope, receive, send)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

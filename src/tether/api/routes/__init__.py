@@ -1,0 +1,1 @@
+"""The native /v1 API, one router per resource."""

@@ -1,0 +1,135 @@
+"""The event log of a session or a run: a Server-Sent Events stream, or a JSON page."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Request
+from starlette.responses import Response, StreamingResponse
+
+from tether.api import render, schemas, sse
+from tether.api.auth import Owned
+from tether.core.errors import UsageError
+from tether.runtime import limits
+from tether.runtime.service import Service
+
+router = APIRouter(tags=["events"])
+
+_SSE_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {
+        "description": "`text/event-stream`: one frame per event (`id:` event id, `event:` type, "
+        "`data:` the event as JSON), `: heartbeat` comments when idle. With `stream=false`: "
+        "the events so far as a JSON page.",
+        "content": {
+            "text/event-stream": {"schema": {"type": "string"}},
+            "application/json": {"schema": schemas.EventPage.model_json_schema()},
+        },
+    }
+}
+
+LastEventId = Annotated[
+    str | None,
+    Header(alias="Last-Event-ID", description="Resume after this event id (sent on reconnect)."),
+]
+After = Annotated[
+    int | None, Query(ge=0, le=2**62, description="Resume after this event id (fallback).")
+]
+Stream = Annotated[
+    bool, Query(description="false: answer the events so far as a JSON page and end.")
+]
+Heartbeat = Annotated[
+    float | None, Query(ge=0.1, le=300, description="Seconds of silence between heartbeats.")
+]
+Limit = Annotated[int, Query(ge=1, le=limits.MAX_PAGE, description="Page size (stream=false).")]
+
+
+def _after(last_event_id: str | None, after: int | None) -> int | None:
+    if last_event_id is None or not last_event_id.strip():
+        return after
+    text = last_event_id.strip()
+    if not text.isdigit() or len(text) > 18:
+        raise UsageError("header.Last-Event-ID must be an event id (a whole number)")
+    return int(text)
+
+
+async def _respond(
+    request: Request,
+    svc: Service,
+    *,
+    session_id: str | None,
+    run_id: str | None,
+    after_id: int | None,
+    stream: bool,
+    heartbeat: float | None,
+    limit: int,
+) -> Response:
+    if not stream:
+        events = await svc.list_events(
+            session_id=session_id, run_id=run_id, after_id=after_id, limit=limit
+        )
+        next_cursor = str(events[-1].id) if len(events) == limit else None
+        return render.page(events, next_cursor)
+    if run_id is not None:
+        await svc.get_run(run_id)  # 404 now, not inside the stream
+    else:
+        await svc.get_session(session_id or "")
+    body = sse.frames(
+        svc,
+        session_id=session_id,
+        run_id=run_id,
+        after_id=after_id,
+        heartbeat=heartbeat or request.app.state.settings.heartbeat_seconds,
+        draining=request.app.state.draining,
+    )
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+
+
+@router.get("/v1/sessions/{session_id}/events", responses=_SSE_RESPONSES)
+async def session_events(
+    svc: Owned,
+    request: Request,
+    session_id: str,
+    last_event_id: LastEventId = None,
+    after: After = None,
+    stream: Stream = True,
+    heartbeat: Heartbeat = None,
+    limit: Limit = 500,
+) -> Response:
+    """Every event of the session (its runs' included) as it commits, from after Last-Event-ID
+    (or `after`), each exactly once and in order. The stream goes on until the client leaves."""
+    return await _respond(
+        request,
+        svc,
+        session_id=session_id,
+        run_id=None,
+        after_id=_after(last_event_id, after),
+        stream=stream,
+        heartbeat=heartbeat,
+        limit=limit,
+    )
+
+
+@router.get("/v1/runs/{run_id}/events", responses=_SSE_RESPONSES)
+async def run_events(
+    svc: Owned,
+    request: Request,
+    run_id: str,
+    last_event_id: LastEventId = None,
+    after: After = None,
+    stream: Stream = True,
+    heartbeat: Heartbeat = None,
+    limit: Limit = 500,
+) -> Response:
+    """The run's events as they commit, from after Last-Event-ID (or `after`), each exactly
+    once and in order; the stream ends after the run's terminal event."""
+    return await _respond(
+        request,
+        svc,
+        session_id=None,
+        run_id=run_id,
+        after_id=_after(last_event_id, after),
+        stream=stream,
+        heartbeat=heartbeat,
+        limit=limit,
+    )

@@ -1,0 +1,161 @@
+"""Runs: create in a session, read, long-poll, cancel, resume; their steps and tool history."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Query, Request
+from starlette.responses import Response
+
+from tether.api import render, schemas
+from tether.api.auth import Owned
+from tether.api.params import Cursor, Limit
+from tether.core.status import RunStatus, StepStatus
+
+router = APIRouter(tags=["runs"])
+
+#: A long-poll re-checks the server's draining flag at least this often.
+_WAIT_SLICE = 1.0
+
+
+@router.post("/v1/sessions/{session_id}/runs", status_code=201, response_model=schemas.Run)
+async def create_run(
+    svc: Owned, session_id: str, body: Annotated[schemas.RunCreate, Body()]
+) -> Response:
+    """Accept a run (ready); the worker executes it. A busy session answers by if_busy."""
+    run = await svc.create_run(
+        session_id,
+        body.goal,
+        agent=body.agent,
+        input=body.input,
+        if_busy=body.if_busy,
+        timeout_seconds=body.timeout_seconds,
+        wait_timeout_seconds=body.wait_timeout_seconds,
+        idempotency_key=body.idempotency_key,
+        max_attempts=body.max_attempts,
+        metadata=body.metadata,
+        after_seconds=body.after_seconds,
+    )
+    return render.record(run, 201, {"Location": f"/v1/runs/{run.id}"})
+
+
+@router.get("/v1/sessions/{session_id}/runs", response_model=schemas.RunPage)
+async def list_runs(
+    svc: Owned,
+    session_id: str,
+    status: RunStatus | None = None,
+    limit: Limit = 50,
+    cursor: Cursor = None,
+    newest_first: bool = False,
+) -> Response:
+    """The session's runs by seq: Run 1, 2, 3 …"""
+    found = await svc.list_runs(
+        session_id, status=status, limit=limit, cursor=cursor, newest_first=newest_first
+    )
+    return render.page(found.data, found.next_cursor)
+
+
+@router.get("/v1/runs/{run_id}", response_model=schemas.Run)
+async def get_run(svc: Owned, run_id: str) -> Response:
+    """A run: status, times, error, output, usage."""
+    return render.record(await svc.get_run(run_id))
+
+
+@router.delete("/v1/runs/{run_id}", status_code=204, response_class=Response)
+async def delete_run(svc: Owned, run_id: str) -> Response:
+    """Remove a finished run and what it wrote."""
+    await svc.delete_run(run_id)
+    return render.no_content()
+
+
+@router.get("/v1/runs/{run_id}/wait", response_model=schemas.Run)
+async def wait_run(
+    svc: Owned,
+    request: Request,
+    run_id: str,
+    timeout: Annotated[
+        float, Query(ge=0, description="Seconds to hold the request (capped by the server).")
+    ] = 30.0,
+) -> Response:
+    """Long-poll: answer once the run is terminal or waiting for a person, or at the timeout,
+    with the run as it then is."""
+    settings = request.app.state.settings
+    draining = request.app.state.draining
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + min(timeout, settings.max_wait_seconds)
+    while True:
+        remaining = deadline - loop.time()
+        run = await svc.wait_run(run_id, timeout=max(0.0, min(_WAIT_SLICE, remaining)))
+        done = run.is_terminal or run.status is RunStatus.WAITING
+        if done or remaining <= _WAIT_SLICE or draining.is_set():
+            return render.record(run)
+
+
+@router.post("/v1/runs/{run_id}/cancel", response_model=schemas.Run)
+async def cancel_run(
+    svc: Owned, run_id: str, body: Annotated[schemas.RunCancel | None, Body()] = None
+) -> Response:
+    """Cancel a ready, running or waiting run (409 invalid_transition once it has finished)."""
+    reason = (body or schemas.RunCancel()).reason
+    return render.record(await svc.cancel_run(run_id, reason=reason))
+
+
+@router.post("/v1/runs/{run_id}/resume", response_model=schemas.Run)
+async def resume_run(
+    svc: Owned, run_id: str, body: Annotated[schemas.RunResume | None, Body()] = None
+) -> Response:
+    """Continue a waiting run with what it asked for."""
+    return render.record(await svc.resume_run(run_id, (body or schemas.RunResume()).input))
+
+
+@router.get("/v1/runs/{run_id}/steps", response_model=schemas.StepPage)
+async def list_steps(svc: Owned, run_id: str) -> Response:
+    """The run's steps in order: model calls, tool calls (call and result together), notes."""
+    return render.page(await svc.list_steps(run_id))
+
+
+@router.get("/v1/sessions/{session_id}/tool-calls", response_model=schemas.StepPage)
+async def session_tool_calls(
+    svc: Owned,
+    session_id: str,
+    tool: str | None = None,
+    run_id: str | None = None,
+    status: StepStatus | None = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+    newest_first: bool = False,
+) -> Response:
+    """The session's tool history, aggregated over its runs."""
+    found = await svc.list_tool_calls(
+        session_id=session_id,
+        run_id=run_id,
+        tool=tool,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+        newest_first=newest_first,
+    )
+    return render.page(found.data, found.next_cursor)
+
+
+@router.get("/v1/runs/{run_id}/tool-calls", response_model=schemas.StepPage)
+async def run_tool_calls(
+    svc: Owned,
+    run_id: str,
+    tool: str | None = None,
+    status: StepStatus | None = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+    newest_first: bool = False,
+) -> Response:
+    """The tool calls of one run."""
+    found = await svc.list_tool_calls(
+        run_id=run_id,
+        tool=tool,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+        newest_first=newest_first,
+    )
+    return render.page(found.data, found.next_cursor)

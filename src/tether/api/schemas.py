@@ -1,0 +1,249 @@
+"""Pydantic models at the HTTP edge: request bodies (validated) and response shapes (documented).
+
+Responses are the records' ``to_data`` forms (plus a few extras such as ``expires_at``); their
+models here describe them in the OpenAPI spec and are not used to build them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether.core.memory import MemoryScope
+from tether.core.message import Role
+from tether.core.run import IfBusy
+from tether.core.status import RunStatus, SessionStatus, StepStatus
+from tether.core.step import StepKind
+from tether.runtime import limits
+
+JsonObject = dict[str, Any]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# -- requests ---------------------------------------------------------------------------------
+
+
+class SessionCreate(_Request):
+    #: A UUID chosen by the client (default: the server makes one).
+    id: str | None = Field(default=None, max_length=64)
+    title: str | None = Field(default=None, max_length=limits.MAX_TITLE)
+    metadata: JsonObject | None = None
+    #: Project context every run starts from.
+    context: JsonObject | None = None
+    #: Seconds without activity before the session expires (default 30 days); null = never.
+    ttl_seconds: int | None = Field(default=None, ge=1)
+
+
+class SessionUpdate(_Request):
+    title: str | None = Field(default=None, max_length=limits.MAX_TITLE)
+    metadata: JsonObject | None = None
+    context: JsonObject | None = None
+    ttl_seconds: int | None = Field(default=None, ge=1)
+
+
+class MessageCreate(_Request):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: str = Field(max_length=limits.MAX_CONTENT)
+    metadata: JsonObject | None = None
+
+
+class RunCreate(_Request):
+    goal: str = Field(min_length=1, max_length=limits.MAX_GOAL)
+    #: The agent that executes the run (default: echo).
+    agent: str | None = Field(default=None, min_length=1, max_length=limits.MAX_KEY)
+    input: JsonObject | None = None
+    #: What to do when the session already has an unfinished run.
+    if_busy: Literal["reject", "enqueue", "interrupt"] = IfBusy.REJECT.value
+    timeout_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
+    #: How long the run may wait for a person before it ends timed_out.
+    wait_timeout_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
+    #: A retried create with the same key returns the run created the first time.
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_KEY)
+    max_attempts: int = Field(default=1, ge=1, le=100)
+    metadata: JsonObject | None = None
+    #: Start no earlier than this many seconds from now.
+    after_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
+
+
+class RunResume(_Request):
+    #: What the waiting run asked for (an answer, an approval).
+    input: Any = None
+
+
+class RunCancel(_Request):
+    reason: str = Field(default="cancelled by request", max_length=limits.MAX_TITLE)
+
+
+class MemoryPut(_Request):
+    value: Any
+
+
+class MemoryPromote(_Request):
+    #: Store under another key in the session's memory.
+    as_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_KEY)
+
+
+# -- responses --------------------------------------------------------------------------------
+
+
+class Usage(BaseModel):
+    input_tokens: int
+    output_tokens: int
+    requests: int
+    total_tokens: int
+
+
+class ErrorInfo(BaseModel):
+    type: str
+    message: str
+    step_id: str | None
+
+
+class Session(BaseModel):
+    id: str
+    owner: str
+    title: str | None
+    status: SessionStatus
+    created_at: datetime
+    updated_at: datetime
+    last_activity_at: datetime
+    ttl_seconds: int | None
+    metadata: JsonObject
+    context: JsonObject
+    closed_at: datetime | None
+    run_count: int
+    usage: Usage
+    #: When the session expires if nothing happens (null: never, or no longer active).
+    expires_at: datetime | None
+
+
+class Run(BaseModel):
+    id: str
+    session_id: str
+    owner: str
+    seq: int
+    agent: str
+    goal: str
+    status: RunStatus
+    created_at: datetime
+    updated_at: datetime
+    input: JsonObject
+    started_at: datetime | None
+    ended_at: datetime | None
+    error: ErrorInfo | None
+    output: Any
+    usage: Usage
+    attempt: int
+    max_attempts: int
+    metadata: JsonObject
+    timeout_seconds: float | None
+    wait_timeout_seconds: float | None
+    idempotency_key: str | None
+    waiting_for: JsonObject | None
+    context: JsonObject | None
+    worker_id: str | None
+    lease_expires_at: datetime | None
+    not_before: datetime | None
+
+
+class Message(BaseModel):
+    id: str
+    session_id: str
+    seq: int
+    role: Role
+    content: str
+    created_at: datetime
+    run_id: str | None
+    metadata: JsonObject
+
+
+class Step(BaseModel):
+    id: str
+    run_id: str
+    session_id: str
+    seq: int
+    position: int
+    kind: StepKind
+    name: str
+    status: StepStatus
+    started_at: datetime
+    input: Any
+    output: Any
+    error: ErrorInfo | None
+    ended_at: datetime | None
+    usage: Usage
+    attempt: int
+
+
+class MemoryItem(BaseModel):
+    scope: MemoryScope
+    scope_id: str
+    key: str
+    value: Any
+    created_at: datetime
+    updated_at: datetime
+    source_run_id: str | None
+    namespace: list[str]
+
+
+class Event(BaseModel):
+    id: int
+    type: str
+    owner: str
+    created_at: datetime
+    session_id: str | None
+    run_id: str | None
+    data: JsonObject
+
+
+class SessionPage(BaseModel):
+    data: list[Session]
+    next_cursor: str | None
+
+
+class RunPage(BaseModel):
+    data: list[Run]
+    next_cursor: str | None
+
+
+class MessagePage(BaseModel):
+    data: list[Message]
+    next_cursor: str | None
+
+
+class StepPage(BaseModel):
+    data: list[Step]
+    next_cursor: str | None
+
+
+class MemoryPage(BaseModel):
+    data: list[MemoryItem]
+    next_cursor: str | None
+
+
+class EventPage(BaseModel):
+    data: list[Event]
+    next_cursor: str | None
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    schema_version: int
+
+
+class Problem(BaseModel):
+    """An error, as application/problem+json (RFC 9457) with a stable code."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str
+    #: For validation_error: each wrong field and what is wrong with it.
+    errors: list[dict[str, Any]] | None = None

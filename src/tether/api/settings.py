@@ -1,0 +1,28 @@
+"""ApiSettings: how the HTTP service behaves (the CLI fills it from flags and TETHER_* vars)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The default limit of a request body: 1 MiB.
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSettings:
+    """Every field has a production default."""
+
+    #: The database: a SQLite path or a postgresql:// URL.
+    db: str = "tether.db"
+    #: Runs the embedded worker executes at once; 0 = no embedded worker (use `tether worker`).
+    workers: int = 8
+    #: False = no API keys: every request acts for the owner "local" (loopback only).
+    auth: bool = True
+    #: Request bodies larger than this are refused with 413.
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    #: Seconds of silence after which an SSE stream sends a heartbeat comment.
+    heartbeat_seconds: float = 15.0
+    #: The longest a long-poll (GET /v1/runs/{id}/wait) may hold a request.
+    max_wait_seconds: float = 300.0
+    #: On shutdown, how long running runs may take to finish before they are handed back.
+    shutdown_grace: float = 10.0

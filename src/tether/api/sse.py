@@ -1,0 +1,57 @@
+"""Server-Sent Events: the event log as ``id:``/``event:``/``data:`` frames, with heartbeats.
+
+A stream ends after a run's terminal event, when the server drains for shutdown (the client
+reconnects with Last-Event-ID), or when the client goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+
+from tether.core.event import Event
+from tether.core.serde import to_data
+from tether.runtime.service import Service
+
+#: How long a reconnecting client should wait, sent once at the start (milliseconds).
+RETRY_MS = 1000
+HEARTBEAT = b": heartbeat\n\n"
+#: The longest the stream goes without checking whether the server is draining.
+_TICK = 1.0
+
+
+def frame(event: Event) -> bytes:
+    """One event as an SSE frame; data is the event record as JSON on one line."""
+    data = json.dumps(to_data(event), ensure_ascii=False, separators=(",", ":"))
+    return f"id: {event.id}\nevent: {event.type}\ndata: {data}\n\n".encode()
+
+
+async def frames(
+    service: Service,
+    *,
+    session_id: str | None,
+    run_id: str | None,
+    after_id: int | None,
+    heartbeat: float,
+    draining: threading.Event,
+) -> AsyncIterator[bytes]:
+    """The SSE body: every event after after_id, exactly once and in order."""
+    yield f"retry: {RETRY_MS}\n\n".encode()
+    loop = asyncio.get_running_loop()
+    last_sent = loop.time()
+    stream = service.stream_events(
+        session_id=session_id, run_id=run_id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
+    )
+    async with aclosing(stream):
+        async for event in stream:
+            if draining.is_set():
+                return
+            if event is not None:
+                last_sent = loop.time()
+                yield frame(event)
+            elif loop.time() - last_sent >= heartbeat:
+                last_sent = loop.time()
+                yield HEARTBEAT

@@ -1,0 +1,109 @@
+"""``tether serve``: the HTTP service on uvicorn, with the embedded worker (imported lazily,
+so the rest of the CLI starts fast)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import sys
+from typing import Annotated
+
+import typer
+
+from tether.api.settings import DEFAULT_MAX_BODY_BYTES, ApiSettings
+from tether.cli.app import DbOption, fail, handles_errors
+from tether.runtime.api_keys import ApiKeys
+from tether.store.factory import DEFAULT_DB, open_store
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def _has_keys(db: str) -> bool:
+    store = open_store(db)
+    try:
+        return await ApiKeys(store).any_active()
+    finally:
+        await store.close()
+
+
+@handles_errors
+def serve(
+    host: Annotated[
+        str, typer.Option(envvar="TETHER_HOST", help="Address to bind (loopback by default).")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(envvar="TETHER_PORT", min=0, max=65535, help="Port (0 = any free).")
+    ] = 8080,
+    db: DbOption = DEFAULT_DB,
+    workers: Annotated[
+        int,
+        typer.Option(
+            envvar="TETHER_WORKERS",
+            min=0,
+            help="Runs the embedded worker executes at once; 0 = none (use `tether worker`).",
+        ),
+    ] = 8,
+    no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--no-auth",
+            envvar="TETHER_NO_AUTH",
+            help="No API keys: every request acts for the owner 'local' (loopback only).",
+        ),
+    ] = False,
+    max_body_bytes: Annotated[
+        int,
+        typer.Option(envvar="TETHER_MAX_BODY_BYTES", min=1, help="Larger bodies get 413."),
+    ] = DEFAULT_MAX_BODY_BYTES,
+    heartbeat_seconds: Annotated[
+        float,
+        typer.Option(
+            envvar="TETHER_HEARTBEAT_SECONDS",
+            min=0.1,
+            help="Seconds of silence after which an SSE stream sends a heartbeat comment.",
+        ),
+    ] = 15.0,
+    shutdown_grace: Annotated[
+        float,
+        typer.Option(
+            envvar="TETHER_SHUTDOWN_GRACE",
+            min=0,
+            help="On stop, seconds running runs get to finish before they are handed back.",
+        ),
+    ] = 10.0,
+    access_log: Annotated[bool, typer.Option(help="Log every request.")] = True,
+) -> None:
+    """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
+    loopback = is_loopback(host)
+    if no_auth and not loopback:
+        fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
+    if not no_auth and not asyncio.run(_has_keys(db)):
+        if not loopback:
+            fail(
+                f"refusing to serve on {host} without API keys: create one with "
+                f"`tether keys create --owner NAME --db {db}`, or bind 127.0.0.1"
+            )
+        print(
+            "no API keys yet: every request will get 401 until you run "
+            f"`tether keys create --owner NAME --db {db}` (or serve with --no-auth)",
+            file=sys.stderr,
+        )
+    from tether.api.server import serve as run
+
+    settings = ApiSettings(
+        db=db,
+        workers=workers,
+        auth=not no_auth,
+        max_body_bytes=max_body_bytes,
+        shutdown_grace=shutdown_grace,
+        heartbeat_seconds=heartbeat_seconds,
+    )
+    run(settings, host=host, port=port, access_log=access_log)

@@ -1,0 +1,83 @@
+"""``tether tail RUN_ID``: follow a run's events live until its terminal event."""
+
+from __future__ import annotations
+
+import json as jsonlib
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.text import Text
+
+from tether.cli import render
+from tether.cli.app import (
+    ApiKeyOption,
+    DbOption,
+    JsonOption,
+    UrlOption,
+    console,
+    handles_errors,
+    open_target,
+)
+from tether.core.event import Event
+from tether.core.serde import to_data
+from tether.store.factory import DEFAULT_DB
+
+
+def _summary(event: Event) -> Text:
+    data: dict[str, Any] = event.data
+    line = Text()
+    if "run" in data and event.type.startswith("run."):
+        run = data["run"]
+        line.append(f"Run {run.get('seq')} ")
+        line.append_text(render.status(str(run.get("status"))))
+        if run.get("error"):
+            line.append(f"  {run['error']['type']}: {run['error']['message']}", style="red")
+        elif run.get("output") is not None:
+            line.append(f"  {render.short(run['output'])}", style="green")
+    elif "step" in data:
+        step = data["step"]
+        line.append(f"{step.get('kind')} {step.get('name')} ")
+        line.append_text(render.status(str(step.get("status"))))
+        if step.get("output") is not None:
+            line.append(f"  {render.short(step['output'])}", style="dim")
+    elif "message" in data:
+        message = data["message"]
+        line.append(f"{message.get('role')}: {render.short(message.get('content', ''))}")
+    elif "item" in data:
+        item = data["item"]
+        line.append(
+            f"{item.get('scope')} memory {item.get('key')} = {render.short(item.get('value'))}"
+        )
+    else:
+        line.append(render.short(data), style="dim")
+    return line
+
+
+def _line(event: Event) -> Text:
+    text = Text(f"{event.id:>6} ", style="dim")
+    text.append(render.clock(event.created_at) + " ", style="dim")
+    text.append(f"{event.type:<16} ", style="bold")
+    text.append_text(_summary(event))
+    return text
+
+
+@handles_errors
+def tail(
+    run_id: str,
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    url: UrlOption = None,
+    api_key: ApiKeyOption = None,
+    after: Annotated[
+        int | None, typer.Option(help="Start after this event id (default: from the start).")
+    ] = None,
+) -> None:
+    """Follow a run live (rendered, or one JSON event per line with --json) until it ends."""
+    with open_target(db, url, api_key) as tt:
+        for event in tt.stream_events(run_id=run_id, after_id=after):
+            if json:
+                sys.stdout.write(jsonlib.dumps(to_data(event), ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            else:
+                console.print(_line(event), highlight=False, soft_wrap=True)

@@ -1,0 +1,404 @@
+"""The async twin of the library facade: the same objects and operations as ``tether.open``,
+awaited instead of blocking — for programs that already run an event loop.
+
+    async with await tether.open_async("tether.db") as tt:
+        s = await tt.sessions.create(title="Keep helping me with this project")
+        await s.memory.set("python", "3.11")
+        run = await (await s.runs.create("Analyse the failing tests", agent="coder")).wait()
+        for step in await run.steps(): ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tether.core.clock import Clock
+from tether.core.errors import NotFound
+from tether.core.event import Event
+from tether.core.memory import MemoryItem
+from tether.core.message import Message, Role
+from tether.core.run import IfBusy, Run
+from tether.core.session import Session
+from tether.core.status import RunStatus, SessionStatus, StepStatus
+from tether.core.step import Step
+from tether.runtime.agent import AgentRegistry
+from tether.runtime.backend import Backend
+from tether.runtime.executor import ModelResolver
+from tether.runtime.service import Service
+from tether.runtime.settings import RuntimeSettings
+from tether.runtime.worker import Worker
+from tether.store.base import UNSET, Store, Unset
+
+H = TypeVar("H")
+
+
+def _bind(cls: type[H], record: Any, tt: AsyncTether) -> H:
+    handle = cls(**{f.name: getattr(record, f.name) for f in dataclasses.fields(record)})
+    object.__setattr__(handle, "_tt", tt)
+    return handle
+
+
+async def _all_pages(fetch: Any, limit: int | None = None) -> list[Any]:
+    items: list[Any] = []
+    cursor = None
+    while True:
+        page = await fetch(cursor)
+        items.extend(page.data)
+        if page.next_cursor is None or (limit is not None and len(items) >= limit):
+            return items[:limit] if limit is not None else items
+        cursor = page.next_cursor
+
+
+class AsyncTether:
+    """tether for async programs, over any Backend (a local Service or an HTTP client)."""
+
+    def __init__(self, backend: Backend, worker: Worker | None = None) -> None:
+        self.backend = backend
+        self._worker = worker
+        self.sessions = AsyncSessions(self)
+        self.runs = AsyncRuns(self)
+        self.user_memory = AsyncUserMemory(self)
+
+    async def start(self) -> AsyncTether:
+        """Start the embedded worker (if any) on the running loop."""
+        if self._worker is not None:
+            self._worker.start()
+        return self
+
+    async def close(self, grace: float | None = None) -> None:
+        """Stop the embedded worker (runs get grace seconds) and release the backend."""
+        if self._worker is not None:
+            await self._worker.stop(grace)
+            self._worker = None
+        await self.backend.close()
+
+    async def __aenter__(self) -> AsyncTether:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def open_async(
+    db: str | Path | Store = "tether.db",
+    *,
+    owner: str | None = None,
+    worker: bool = True,
+    clock: Clock | None = None,
+    settings: RuntimeSettings | None = None,
+    agents: AgentRegistry | None = None,
+    models: ModelResolver | None = None,
+    durability: str = "normal",
+) -> AsyncTether:
+    """Open tether on a database from async code; an embedded worker runs on this loop."""
+    from tether.store.factory import open_store
+
+    store = db if isinstance(db, Store) else open_store(db, durability=durability)
+    service = Service(
+        store, agents=agents, clock=clock, settings=settings, models=models, owner=owner
+    )
+    embedded = None
+    if worker:
+        embedded = Worker(
+            store, service.agents, clock=service.clock, settings=service.settings, models=models
+        )
+    return await AsyncTether(service, worker=embedded).start()
+
+
+class AsyncSessions:
+    """``tt.sessions``: create, find and list sessions."""
+
+    def __init__(self, tt: AsyncTether) -> None:
+        self._tt = tt
+
+    async def create(
+        self,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ttl_seconds: int | Unset | None = UNSET,
+    ) -> AsyncSessionHandle:
+        session = await self._tt.backend.create_session(
+            title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
+        )
+        return _bind(AsyncSessionHandle, session, self._tt)
+
+    async def get(self, session_id: str) -> AsyncSessionHandle:
+        return _bind(AsyncSessionHandle, await self._tt.backend.get_session(session_id), self._tt)
+
+    async def list(
+        self,
+        *,
+        status: SessionStatus | str | None = None,
+        query: str | None = None,
+        limit: int | None = 100,
+    ) -> list[AsyncSessionHandle]:
+        """Sessions, newest activity first (at most limit; None = all)."""
+        backend = self._tt.backend
+
+        async def fetch(cursor: str | None) -> Any:
+            return await backend.list_sessions(status=status, query=query, limit=100, cursor=cursor)
+
+        return [_bind(AsyncSessionHandle, s, self._tt) for s in await _all_pages(fetch, limit)]
+
+
+class AsyncRuns:
+    """``tt.runs``: find a run by id."""
+
+    def __init__(self, tt: AsyncTether) -> None:
+        self._tt = tt
+
+    async def get(self, run_id: str) -> AsyncRunHandle:
+        return _bind(AsyncRunHandle, await self._tt.backend.get_run(run_id), self._tt)
+
+
+class AsyncSessionHandle(Session):
+    """A Session bound to the async runtime."""
+
+    __slots__ = ("_tt",)
+    _tt: AsyncTether
+
+    @property
+    def memory(self) -> AsyncSessionMemory:
+        return AsyncSessionMemory(self._tt, self.id)
+
+    @property
+    def runs(self) -> AsyncSessionRuns:
+        return AsyncSessionRuns(self._tt, self.id)
+
+    @property
+    def messages(self) -> AsyncSessionMessages:
+        return AsyncSessionMessages(self._tt, self.id)
+
+    async def tool_calls(
+        self,
+        *,
+        tool: str | None = None,
+        run_id: str | None = None,
+        status: StepStatus | str | None = None,
+    ) -> list[Step]:
+        """The session's tool history, aggregated over its runs, oldest first."""
+        backend = self._tt.backend
+
+        async def fetch(cursor: str | None) -> Any:
+            return await backend.list_tool_calls(
+                session_id=self.id,
+                run_id=run_id,
+                tool=tool,
+                status=status,
+                limit=500,
+                cursor=cursor,
+            )
+
+        return await _all_pages(fetch)
+
+    async def assembled_context(self, budget_tokens: int | None = None) -> dict[str, Any]:
+        return await self._tt.backend.get_context(self.id, budget_tokens=budget_tokens)
+
+    async def events(self, after_id: int | None = None) -> list[Event]:
+        return await self._tt.backend.list_events(session_id=self.id, after_id=after_id)
+
+    async def stream(self, after_id: int | None = None) -> AsyncIterator[Event]:
+        """The session's events as they happen (until the caller stops)."""
+        async for event in self._tt.backend.stream_events(session_id=self.id, after_id=after_id):
+            if event is not None:
+                yield event
+
+    async def refresh(self) -> AsyncSessionHandle:
+        return await self._tt.sessions.get(self.id)
+
+    async def update(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: dict[str, Any] | Unset = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
+        ttl_seconds: int | Unset | None = UNSET,
+    ) -> AsyncSessionHandle:
+        session = await self._tt.backend.update_session(
+            self.id, title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
+        )
+        return _bind(AsyncSessionHandle, session, self._tt)
+
+    async def close(self) -> AsyncSessionHandle:
+        return _bind(AsyncSessionHandle, await self._tt.backend.close_session(self.id), self._tt)
+
+    async def delete(self) -> None:
+        await self._tt.backend.delete_session(self.id)
+
+
+class AsyncSessionRuns:
+    """``session.runs``: start and list the runs of one session."""
+
+    def __init__(self, tt: AsyncTether, session_id: str) -> None:
+        self._tt = tt
+        self._session_id = session_id
+
+    async def create(
+        self,
+        goal: str,
+        *,
+        agent: str | None = None,
+        input: dict[str, Any] | None = None,
+        if_busy: IfBusy | str = IfBusy.REJECT,
+        timeout_seconds: float | None = None,
+        wait_timeout_seconds: float | None = None,
+        idempotency_key: str | None = None,
+        max_attempts: int = 1,
+        metadata: dict[str, Any] | None = None,
+    ) -> AsyncRunHandle:
+        run = await self._tt.backend.create_run(
+            self._session_id,
+            goal,
+            agent=agent,
+            input=input,
+            if_busy=if_busy,
+            timeout_seconds=timeout_seconds,
+            wait_timeout_seconds=wait_timeout_seconds,
+            idempotency_key=idempotency_key,
+            max_attempts=max_attempts,
+            metadata=metadata,
+        )
+        return _bind(AsyncRunHandle, run, self._tt)
+
+    async def list(self, *, status: RunStatus | str | None = None) -> list[AsyncRunHandle]:
+        backend = self._tt.backend
+
+        async def fetch(cursor: str | None) -> Any:
+            return await backend.list_runs(
+                self._session_id, status=status, limit=500, cursor=cursor
+            )
+
+        return [_bind(AsyncRunHandle, r, self._tt) for r in await _all_pages(fetch)]
+
+
+class AsyncSessionMessages:
+    """``session.messages``: the conversation."""
+
+    def __init__(self, tt: AsyncTether, session_id: str) -> None:
+        self._tt = tt
+        self._session_id = session_id
+
+    async def add(self, role: Role | str, content: str, **metadata: Any) -> Message:
+        return await self._tt.backend.add_message(
+            self._session_id, role, content, metadata=metadata
+        )
+
+    async def list(self) -> list[Message]:
+        backend = self._tt.backend
+
+        async def fetch(cursor: str | None) -> Any:
+            return await backend.list_messages(self._session_id, limit=1000, cursor=cursor)
+
+        return await _all_pages(fetch)
+
+
+class AsyncRunHandle(Run):
+    """A Run bound to the async runtime."""
+
+    __slots__ = ("_tt",)
+    _tt: AsyncTether
+
+    async def wait(self, timeout: float | None = None) -> AsyncRunHandle:
+        """Until the run is terminal or waiting for a person (or timeout passes)."""
+        run = await self._tt.backend.wait_run(self.id, timeout=timeout)
+        return _bind(AsyncRunHandle, run, self._tt)
+
+    async def steps(self) -> list[Step]:
+        return await self._tt.backend.list_steps(self.id)
+
+    async def tool_calls(self, *, tool: str | None = None) -> list[Step]:
+        page = await self._tt.backend.list_tool_calls(run_id=self.id, tool=tool, limit=1000)
+        return page.data
+
+    @property
+    def memory(self) -> AsyncRunMemory:
+        return AsyncRunMemory(self._tt, self.id)
+
+    async def events(self, after_id: int | None = None) -> list[Event]:
+        return await self._tt.backend.list_events(run_id=self.id, after_id=after_id)
+
+    async def stream(self, after_id: int | None = None) -> AsyncIterator[Event]:
+        """The run's events as they happen; ends after its terminal event."""
+        async for event in self._tt.backend.stream_events(run_id=self.id, after_id=after_id):
+            if event is not None:
+                yield event
+
+    async def refresh(self) -> AsyncRunHandle:
+        return await self._tt.runs.get(self.id)
+
+    async def cancel(self, reason: str = "cancelled by request") -> AsyncRunHandle:
+        run = await self._tt.backend.cancel_run(self.id, reason=reason)
+        return _bind(AsyncRunHandle, run, self._tt)
+
+    async def resume(self, input: Any = None) -> AsyncRunHandle:
+        return _bind(AsyncRunHandle, await self._tt.backend.resume_run(self.id, input), self._tt)
+
+
+class AsyncSessionMemory:
+    """Session memory: every run of the session sees it."""
+
+    def __init__(self, tt: AsyncTether, session_id: str) -> None:
+        self._tt = tt
+        self._session_id = session_id
+
+    async def items(self) -> list[MemoryItem]:
+        return await self._tt.backend.list_session_memory(self._session_id)
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return (await self._tt.backend.get_session_memory(self._session_id, key)).value
+        except NotFound:
+            return default
+
+    async def set(self, key: str, value: Any) -> MemoryItem:
+        return await self._tt.backend.set_session_memory(self._session_id, key, value)
+
+    async def delete(self, key: str) -> None:
+        await self._tt.backend.delete_session_memory(self._session_id, key)
+
+
+class AsyncUserMemory:
+    """Memory about the owner, shared by all of the owner's sessions."""
+
+    def __init__(self, tt: AsyncTether) -> None:
+        self._tt = tt
+
+    async def items(self) -> list[MemoryItem]:
+        return await self._tt.backend.list_user_memory()
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return (await self._tt.backend.get_user_memory(key)).value
+        except NotFound:
+            return default
+
+    async def set(self, key: str, value: Any) -> MemoryItem:
+        return await self._tt.backend.set_user_memory(key, value)
+
+    async def delete(self, key: str) -> None:
+        await self._tt.backend.delete_user_memory(key)
+
+
+class AsyncRunMemory:
+    """A run's working memory: readable from outside; promote what the session needs."""
+
+    def __init__(self, tt: AsyncTether, run_id: str) -> None:
+        self._tt = tt
+        self._run_id = run_id
+
+    async def items(self) -> list[MemoryItem]:
+        return await self._tt.backend.list_run_memory(self._run_id)
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        for item in await self.items():
+            if item.key == key:
+                return item.value
+        return default
+
+    async def promote(self, key: str, *, as_key: str | None = None) -> MemoryItem:
+        return await self._tt.backend.promote_memory(self._run_id, key, as_key=as_key)

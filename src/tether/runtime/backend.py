@@ -1,0 +1,199 @@
+"""Backend: the operations of tether, whether in-process (Service) or over HTTP (AsyncClient).
+
+The sync facade (``tether.open`` / ``tether.connect``), the CLI and the UI are written against
+this protocol, so they work the same on a local database and against a remote server. mypy checks
+both implementations against it (see the end of this module and ``tether.client``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tether.core.clock import Clock
+from tether.core.event import Event
+from tether.core.memory import MemoryItem
+from tether.core.message import Message, Role
+from tether.core.page import Page
+from tether.core.run import IfBusy, Run
+from tether.core.session import Session
+from tether.core.status import RunStatus, SessionStatus, StepStatus
+from tether.core.step import Step
+from tether.store.base import UNSET, Unset
+
+
+class Backend(Protocol):
+    """Sessions, runs, steps, memory, tool history, context and events for one owner."""
+
+    #: The clock that judges expiry (the server's is the system clock).
+    clock: Clock
+
+    async def close(self) -> None:
+        """Release what the backend holds (connections, the store)."""
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ttl_seconds: int | Unset | None = UNSET,
+        session_id: str | None = None,
+    ) -> Session: ...
+
+    async def get_session(self, session_id: str) -> Session: ...
+
+    async def list_sessions(
+        self,
+        *,
+        status: SessionStatus | str | None = None,
+        query: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Session]: ...
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: dict[str, Any] | Unset = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
+        ttl_seconds: int | Unset | None = UNSET,
+    ) -> Session: ...
+
+    async def close_session(self, session_id: str) -> Session: ...
+
+    async def delete_session(self, session_id: str) -> None: ...
+
+    # -- messages ------------------------------------------------------------------------------
+
+    async def add_message(
+        self,
+        session_id: str,
+        role: Role | str,
+        content: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+    ) -> Message: ...
+
+    async def list_messages(
+        self, session_id: str, *, limit: int = 100, cursor: str | None = None
+    ) -> Page[Message]: ...
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    async def create_run(
+        self,
+        session_id: str,
+        goal: str,
+        *,
+        agent: str | None = None,
+        input: dict[str, Any] | None = None,
+        if_busy: IfBusy | str = IfBusy.REJECT,
+        timeout_seconds: float | None = None,
+        wait_timeout_seconds: float | None = None,
+        idempotency_key: str | None = None,
+        max_attempts: int = 1,
+        metadata: dict[str, Any] | None = None,
+        after_seconds: float | None = None,
+    ) -> Run: ...
+
+    async def get_run(self, run_id: str) -> Run: ...
+
+    async def list_runs(
+        self,
+        session_id: str,
+        *,
+        status: RunStatus | str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        newest_first: bool = False,
+    ) -> Page[Run]: ...
+
+    async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run: ...
+
+    async def cancel_run(self, run_id: str, *, reason: str = "cancelled by request") -> Run: ...
+
+    async def resume_run(self, run_id: str, input: Any = None) -> Run: ...
+
+    async def delete_run(self, run_id: str) -> None: ...
+
+    async def list_steps(self, run_id: str) -> list[Step]: ...
+
+    async def list_tool_calls(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        tool: str | None = None,
+        status: StepStatus | str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        newest_first: bool = False,
+    ) -> Page[Step]: ...
+
+    # -- memory --------------------------------------------------------------------------------
+
+    async def list_session_memory(self, session_id: str) -> list[MemoryItem]: ...
+
+    async def get_session_memory(self, session_id: str, key: str) -> MemoryItem: ...
+
+    async def set_session_memory(self, session_id: str, key: str, value: Any) -> MemoryItem: ...
+
+    async def delete_session_memory(self, session_id: str, key: str) -> None: ...
+
+    async def list_run_memory(self, run_id: str) -> list[MemoryItem]: ...
+
+    async def promote_memory(
+        self, run_id: str, key: str, *, as_key: str | None = None
+    ) -> MemoryItem: ...
+
+    async def list_user_memory(
+        self, *, namespace: tuple[str, ...] | None = (), limit: int = 1000, offset: int = 0
+    ) -> list[MemoryItem]: ...
+
+    async def get_user_memory(self, key: str, *, namespace: tuple[str, ...] = ()) -> MemoryItem: ...
+
+    async def set_user_memory(
+        self, key: str, value: Any, *, namespace: tuple[str, ...] = ()
+    ) -> MemoryItem: ...
+
+    async def delete_user_memory(self, key: str, *, namespace: tuple[str, ...] = ()) -> None: ...
+
+    # -- context and events --------------------------------------------------------------------
+
+    async def get_context(
+        self, session_id: str, *, budget_tokens: int | None = None
+    ) -> dict[str, Any]: ...
+
+    async def list_events(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        after_id: int | None = None,
+        limit: int = 500,
+    ) -> list[Event]: ...
+
+    def stream_events(
+        self,
+        *,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        after_id: int | None = None,
+        heartbeat: float | None = None,
+    ) -> AsyncGenerator[Event | None, None]:
+        """Events as they commit, after after_id, each exactly once and in order; None every
+        heartbeat seconds of silence. A run's stream ends after its terminal event."""
+        ...
+
+
+if TYPE_CHECKING:
+    from tether.runtime.service import Service
+
+    def _service_is_a_backend(service: Service) -> Backend:
+        return service

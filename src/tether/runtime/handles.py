@@ -1,0 +1,259 @@
+"""Handles: core records bound to the runtime, with the operations that concern them.
+
+A SessionHandle *is* a Session (and a RunHandle a Run): ``session.runs.create(...).wait()``,
+``session.memory[k] = v``, ``run.steps``, ``session.tool_calls(tool=…)``, ``session.close()``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tether.runtime.facade import Tether
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any, TypeVar
+
+from tether.core.event import Event
+from tether.core.message import Message, Role
+from tether.core.page import Page
+from tether.core.run import IfBusy, Run
+from tether.core.session import Session
+from tether.core.status import RunStatus, StepStatus
+from tether.core.step import Step
+from tether.runtime.memory_views import RunMemory, SessionMemory
+from tether.store.base import UNSET, Unset
+
+T = TypeVar("T")
+
+
+def _bind(cls: type[Any], record: Any, tt: Tether) -> Any:
+    handle = cls(**{f.name: getattr(record, f.name) for f in dataclasses.fields(record)})
+    object.__setattr__(handle, "_tt", tt)
+    return handle
+
+
+def _all_pages(fetch: Any, limit: int | None) -> list[Any]:
+    items: list[Any] = []
+    cursor = None
+    while True:
+        page = fetch(cursor)
+        items.extend(page.data)
+        if page.next_cursor is None or (limit is not None and len(items) >= limit):
+            return items[:limit] if limit is not None else items
+        cursor = page.next_cursor
+
+
+class SessionHandle(Session):
+    """A Session bound to the runtime."""
+
+    __slots__ = ("_tt",)
+    _tt: Tether
+
+    @classmethod
+    def bind(cls, session: Session, tt: Tether) -> SessionHandle:
+        handle: SessionHandle = _bind(cls, session, tt)
+        return handle
+
+    @property
+    def memory(self) -> SessionMemory:
+        """Session memory as a mapping: every run of the session sees it."""
+        return SessionMemory(self._tt, self.id)
+
+    @property
+    def runs(self) -> SessionRuns:
+        return SessionRuns(self._tt, self.id)
+
+    @property
+    def messages(self) -> SessionMessages:
+        return SessionMessages(self._tt, self.id)
+
+    def tool_calls(
+        self,
+        *,
+        tool: str | None = None,
+        run_id: str | None = None,
+        status: StepStatus | str | None = None,
+    ) -> list[Step]:
+        """The session's tool history, aggregated over its runs, oldest first."""
+        backend = self._tt.backend
+
+        def fetch(cursor: str | None) -> Page[Step]:
+            return self._tt._call(
+                backend.list_tool_calls(
+                    session_id=self.id,
+                    run_id=run_id,
+                    tool=tool,
+                    status=status,
+                    limit=500,
+                    cursor=cursor,
+                )
+            )
+
+        return _all_pages(fetch, None)
+
+    def assembled_context(self, budget_tokens: int | None = None) -> dict[str, Any]:
+        """The context the next run would start from."""
+        return self._tt._call(self._tt.backend.get_context(self.id, budget_tokens=budget_tokens))
+
+    def events(self, after_id: int | None = None) -> list[Event]:
+        return self._tt._call(self._tt.backend.list_events(session_id=self.id, after_id=after_id))
+
+    def stream(self, after_id: int | None = None) -> Iterator[Event]:
+        """The session's events as they happen, until the caller stops."""
+        return self._tt.stream_events(session_id=self.id, after_id=after_id)
+
+    def refresh(self) -> SessionHandle:
+        return self._tt.sessions.get(self.id)
+
+    def update(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: dict[str, Any] | Unset = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
+        ttl_seconds: int | Unset | None = UNSET,
+    ) -> SessionHandle:
+        s = self._tt._call(
+            self._tt.backend.update_session(
+                self.id, title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
+            )
+        )
+        return SessionHandle.bind(s, self._tt)
+
+    def close(self) -> SessionHandle:
+        """Close the session (only the user or expiry ends one); unfinished runs are cancelled."""
+        return SessionHandle.bind(self._tt._call(self._tt.backend.close_session(self.id)), self._tt)
+
+    def delete(self) -> None:
+        self._tt._call(self._tt.backend.delete_session(self.id))
+
+
+class SessionRuns:
+    """``session.runs``: start and list the runs of one session."""
+
+    def __init__(self, tt: Tether, session_id: str) -> None:
+        self._tt = tt
+        self._session_id = session_id
+
+    def create(
+        self,
+        goal: str,
+        *,
+        agent: str | None = None,
+        input: dict[str, Any] | None = None,
+        if_busy: IfBusy | str = IfBusy.REJECT,
+        timeout_seconds: float | None = None,
+        wait_timeout_seconds: float | None = None,
+        idempotency_key: str | None = None,
+        max_attempts: int = 1,
+        metadata: dict[str, Any] | None = None,
+    ) -> RunHandle:
+        """Start a run; it is ``ready`` until a worker picks it up."""
+        run = self._tt._call(
+            self._tt.backend.create_run(
+                self._session_id,
+                goal,
+                agent=agent,
+                input=input,
+                if_busy=if_busy,
+                timeout_seconds=timeout_seconds,
+                wait_timeout_seconds=wait_timeout_seconds,
+                idempotency_key=idempotency_key,
+                max_attempts=max_attempts,
+                metadata=metadata,
+            )
+        )
+        return RunHandle.bind(run, self._tt)
+
+    def list(self, *, status: RunStatus | str | None = None) -> list[RunHandle]:
+        """Every run of the session, Run 1 first."""
+        backend = self._tt.backend
+
+        def fetch(cursor: str | None) -> Page[Run]:
+            return self._tt._call(
+                backend.list_runs(self._session_id, status=status, limit=500, cursor=cursor)
+            )
+
+        return [RunHandle.bind(r, self._tt) for r in _all_pages(fetch, None)]
+
+    def __iter__(self) -> Iterator[RunHandle]:
+        return iter(self.list())
+
+
+class SessionMessages:
+    """``session.messages``: the conversation."""
+
+    def __init__(self, tt: Tether, session_id: str) -> None:
+        self._tt = tt
+        self._session_id = session_id
+
+    def add(self, role: Role | str, content: str, **metadata: Any) -> Message:
+        return self._tt._call(
+            self._tt.backend.add_message(self._session_id, role, content, metadata=metadata)
+        )
+
+    def list(self) -> list[Message]:
+        backend = self._tt.backend
+
+        def fetch(cursor: str | None) -> Page[Message]:
+            return self._tt._call(
+                backend.list_messages(self._session_id, limit=1000, cursor=cursor)
+            )
+
+        return _all_pages(fetch, None)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self.list())
+
+
+class RunHandle(Run):
+    """A Run bound to the runtime."""
+
+    __slots__ = ("_tt",)
+    _tt: Tether
+
+    @classmethod
+    def bind(cls, run: Run, tt: Tether) -> RunHandle:
+        handle: RunHandle = _bind(cls, run, tt)
+        return handle
+
+    def wait(self, timeout: float | None = None) -> RunHandle:
+        """Block until the run is terminal or waiting for a person (or timeout passes)."""
+        run = self._tt._call(self._tt.backend.wait_run(self.id, timeout=timeout))
+        return RunHandle.bind(run, self._tt)
+
+    @property
+    def steps(self) -> list[Step]:
+        """Model calls, tool calls (call and result together), messages and notes, in order."""
+        return self._tt._call(self._tt.backend.list_steps(self.id))
+
+    def tool_calls(self, *, tool: str | None = None) -> list[Step]:
+        page = self._tt._call(
+            self._tt.backend.list_tool_calls(run_id=self.id, tool=tool, limit=1000)
+        )
+        return page.data
+
+    @property
+    def memory(self) -> RunMemory:
+        """This run's working memory (read-only from outside; promote what sessions need)."""
+        return RunMemory(self._tt, self.id)
+
+    def events(self, after_id: int | None = None) -> list[Event]:
+        return self._tt._call(self._tt.backend.list_events(run_id=self.id, after_id=after_id))
+
+    def stream(self, after_id: int | None = None) -> Iterator[Event]:
+        """The run's events as they happen, ending after its terminal event."""
+        return self._tt.stream_events(run_id=self.id, after_id=after_id)
+
+    def refresh(self) -> RunHandle:
+        return self._tt.runs.get(self.id)
+
+    def cancel(self, reason: str = "cancelled by request") -> RunHandle:
+        return RunHandle.bind(
+            self._tt._call(self._tt.backend.cancel_run(self.id, reason=reason)), self._tt
+        )
+
+    def resume(self, input: Any = None) -> RunHandle:
+        return RunHandle.bind(self._tt._call(self._tt.backend.resume_run(self.id, input)), self._tt)

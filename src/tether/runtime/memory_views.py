@@ -1,0 +1,111 @@
+"""Memory scopes as mappings for synchronous programs: ``session.memory["python"] = "3.9"``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tether.runtime.facade import Tether
+
+from abc import abstractmethod
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+from tether.core.errors import NotFound
+from tether.core.memory import MemoryItem
+
+
+class _MemoryMapping(MutableMapping[str, Any]):
+    def __init__(self, tt: Tether) -> None:
+        self._tt = tt
+
+    @abstractmethod
+    def _items(self) -> list[MemoryItem]: ...
+
+    def items_with_source(self) -> list[MemoryItem]:
+        """The stored items, with when and by which run they were written."""
+        return self._items()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([i.key for i in self._items()])
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self)!r})"
+
+
+class SessionMemory(_MemoryMapping):
+    """Session memory of one session."""
+
+    def __init__(self, tt: Tether, session_id: str) -> None:
+        super().__init__(tt)
+        self._session_id = session_id
+
+    def _items(self) -> list[MemoryItem]:
+        return self._tt._call(self._tt.backend.list_session_memory(self._session_id))
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._tt._call(self._tt.backend.get_session_memory(self._session_id, key)).value
+        except NotFound:
+            raise KeyError(key) from None
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._tt._call(self._tt.backend.set_session_memory(self._session_id, key, value))
+
+    def __delitem__(self, key: str) -> None:
+        try:
+            self._tt._call(self._tt.backend.delete_session_memory(self._session_id, key))
+        except NotFound:
+            raise KeyError(key) from None
+
+
+class UserMemory(_MemoryMapping):
+    """Memory about the owner, shared by all of the owner's sessions."""
+
+    def _items(self) -> list[MemoryItem]:
+        return self._tt._call(self._tt.backend.list_user_memory())
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._tt._call(self._tt.backend.get_user_memory(key)).value
+        except NotFound:
+            raise KeyError(key) from None
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._tt._call(self._tt.backend.set_user_memory(key, value))
+
+    def __delitem__(self, key: str) -> None:
+        try:
+            self._tt._call(self._tt.backend.delete_user_memory(key))
+        except NotFound:
+            raise KeyError(key) from None
+
+
+class RunMemory(_MemoryMapping):
+    """A run's working memory: readable from outside, written only by the run itself."""
+
+    def __init__(self, tt: Tether, run_id: str) -> None:
+        super().__init__(tt)
+        self._run_id = run_id
+
+    def _items(self) -> list[MemoryItem]:
+        return self._tt._call(self._tt.backend.list_run_memory(self._run_id))
+
+    def __getitem__(self, key: str) -> Any:
+        for item in self._items():
+            if item.key == key:
+                return item.value
+        raise KeyError(key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError("a run's working memory is written by the run itself")
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError("a run's working memory is written by the run itself")
+
+    def promote(self, key: str, *, as_key: str | None = None) -> MemoryItem:
+        """Copy an item into the session's memory, recorded with this run as its source."""
+        return self._tt._call(self._tt.backend.promote_memory(self._run_id, key, as_key=as_key))

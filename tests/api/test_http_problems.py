@@ -1,0 +1,122 @@
+"""Errors are application/problem+json with a stable code: 413 by declared and by streamed size,
+422 naming the field, 404 for unknown routes, never a 500 nor a traceback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from httpkit import Server, new_session, start_server
+
+PROBLEM_MEMBERS = {"type", "title", "status", "detail", "code"}
+
+
+def _problem(answer: httpx.Response, status: int, code: str) -> dict[str, object]:
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"] == "application/problem+json"
+    problem: dict[str, object] = answer.json()
+    assert problem.keys() >= PROBLEM_MEMBERS and problem["status"] == status
+    assert problem["code"] == code
+    assert "Traceback" not in answer.text
+    return problem
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server whose body limit is 2000 bytes, set through the environment."""
+    running = start_server(
+        tmp_path_factory.mktemp("small"), env={"TETHER_MAX_BODY_BYTES": "2000"}, owners=("alice",)
+    )
+    yield running
+    running.stop()
+
+
+def test_bodies_over_the_limit_get_413(server: Server, small: Server, alice: httpx.Client) -> None:
+    big = json.dumps({"title": "x" * (1024 * 1024)}).encode()
+    declared = alice.post("/v1/sessions", content=big, headers={"content-type": "application/json"})
+    _problem(declared, 413, "payload_too_large")
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it streams in
+        yield b'{"title": "'
+        for _ in range(40):
+            yield b"y" * 32_768
+        yield b'"}'
+
+    streamed = alice.post(
+        "/v1/sessions", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert "content-length" not in streamed.request.headers
+    _problem(streamed, 413, "payload_too_large")
+
+    with small.client("alice") as client:
+        fits = client.post("/v1/sessions", json={"metadata": {"note": "t" * 1900}})
+        assert fits.status_code == 201
+        _problem(
+            client.post("/v1/sessions", json={"metadata": {"note": "t" * 2100}}),
+            413,
+            "payload_too_large",
+        )
+
+
+def test_malformed_json_and_wrong_types_get_422_naming_the_field(alice: httpx.Client) -> None:
+    sid = new_session(alice)["id"]
+    runs = f"/v1/sessions/{sid}/runs"
+    headers = {"content-type": "application/json"}
+    problem = _problem(
+        alice.post(runs, content=b'{"goal": ', headers=headers), 422, "validation_error"
+    )
+    assert "invalid JSON" in str(problem["detail"])
+
+    problem = _problem(alice.post(runs, json={"goal": 5}), 422, "validation_error")
+    assert "body.goal" in str(problem["detail"])
+    assert problem["errors"] == [
+        {"field": "body.goal", "message": "Input should be a valid string", "type": "string_type"}
+    ]
+    problem = _problem(alice.post(runs, json={}), 422, "validation_error")
+    assert "body.goal" in str(problem["detail"])
+    problem = _problem(
+        alice.post(runs, json={"goal": "g", "if_busy": "later"}), 422, "validation_error"
+    )
+    assert "body.if_busy" in str(problem["detail"])
+    problem = _problem(alice.post(runs, json={"goal": "g", "goa1": 1}), 422, "validation_error")
+    assert "body.goa1" in str(problem["detail"])
+    problem = _problem(alice.post(runs, json=["goal"]), 422, "validation_error")
+    problem = _problem(
+        alice.post("/v1/sessions", json={"ttl_seconds": "soon"}), 422, "validation_error"
+    )
+    assert "body.ttl_seconds" in str(problem["detail"])
+    problem = _problem(alice.get("/v1/sessions", params={"limit": "many"}), 422, "validation_error")
+    assert "query.limit" in str(problem["detail"])
+    _problem(alice.get("/v1/sessions", params={"status": "sleeping"}), 422, "validation_error")
+    _problem(alice.get("/v1/sessions", params={"cursor": "not-a-cursor"}), 422, "validation_error")
+    _problem(alice.post(runs, json={"goal": "g", "agent": "nobody"}), 404, "agent_not_found")
+    lone = b'{"title": "\\ud800"}'
+    _problem(alice.post("/v1/sessions", content=lone, headers=headers), 422, "validation_error")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    _problem(alice.post("/v1/sessions", content=deep, headers=headers), 422, "validation_error")
+    message = alice.post(f"/v1/sessions/{sid}/memory/k", content=b"{}", headers=headers)
+    assert message.status_code == 405  # memory is PUT, not POST
+    _problem(alice.put(f"/v1/sessions/{sid}/memory/k", json={}), 422, "validation_error")
+
+
+def test_unknown_routes_and_methods_are_problems(alice: httpx.Client) -> None:
+    _problem(alice.get("/v1/nothing-here"), 404, "not_found")
+    _problem(alice.get("/nothing-here"), 404, "not_found")
+    _problem(alice.put("/v1/sessions"), 405, "method_not_allowed")
+
+
+def test_openapi_and_docs_are_served(server: Server) -> None:
+    with server.client() as anonymous:
+        spec = anonymous.get("/openapi.json").json()
+        assert spec["info"]["title"] == "tether"
+        assert "/v1/runs/{run_id}/events" in spec["paths"]
+        assert "HTTPBearer" in spec["components"]["securitySchemes"]
+        docs = anonymous.get("/docs")
+        assert docs.status_code == 200 and "swagger" in docs.text.lower()
+
+
+def test_no_body_is_needed_where_every_field_is_optional(alice: httpx.Client) -> None:
+    created = alice.post("/v1/sessions")
+    assert created.status_code == 201 and created.json()["title"] is None

@@ -1,0 +1,72 @@
+"""Fixtures of the execution-engine tests (local to tests/engine); helpers are in
+engine_helpers.py and the agents in engine_agents.py (both importable by a worker process).
+
+``async def`` tests of this folder run on a fresh event loop each, with a hard deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # whatever pytest's import mode, the helper modules import
+    sys.path.insert(0, str(HERE))
+
+from engine_helpers import FakeOpenAI, WorkerProcess  # noqa: E402
+
+#: Hard limit for one test (a hang fails the test instead of the whole suite).
+TEST_DEADLINE = 60.0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run ``async def`` tests of this folder with asyncio.run, under TEST_DEADLINE."""
+    fn = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(fn):
+        return None
+    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+
+    async def main() -> None:
+        async with asyncio.timeout(TEST_DEADLINE):
+            await fn(**kwargs)
+
+    asyncio.run(main())
+    return True
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "tether.db"
+
+
+@pytest.fixture
+def worker_process(db_path: Path, tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
+    """Start ``tether worker`` processes on db_path; killed (if still alive) after the test,
+    their output written to stderr (pytest shows it when the test failed)."""
+    started: list[WorkerProcess] = []
+
+    def start(**kwargs: Any) -> WorkerProcess:
+        process = WorkerProcess(db_path, tmp_path / "logs", **kwargs)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.close()
+        with contextlib.suppress(OSError):
+            sys.stderr.write(f"\n--- worker {process.pid} output ---\n{process.output()}")
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    yield server
+    server.close()
