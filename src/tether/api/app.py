@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from tether.api import errors
 from tether.api.auth import Authenticate
 from tether.api.body_limit import BodyLimit
+from tether.api.langgraph import routers as langgraph_routers
 from tether.api.routes import events, health, memory, runs, sessions
 from tether.api.settings import ApiSettings
 from tether.core.clock import Clock
@@ -29,6 +30,7 @@ from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 from tether.store.factory import open_store
+from tether.ui import install as install_ui
 from tether.version import __version__
 
 DESCRIPTION = """\
@@ -93,8 +95,10 @@ def create_app(
         runs.router,
         events.router,
         memory.router,
+        *langgraph_routers,
     ):
         app.include_router(router)
+    install_ui(app)
     errors.install(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Authenticate, required=settings.auth, router=app.router)

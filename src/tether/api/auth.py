@@ -1,15 +1,22 @@
-"""Bearer API keys: every routed request outside the public paths acts for the key's owner.
+"""API keys: every routed request outside the public paths acts for the key's owner.
+
+The key comes as ``Authorization: Bearer KEY`` or, as the LangGraph SDK sends it, ``x-api-key``.
 
 Authentication runs as ASGI middleware, before the body is read or validated, so a request
 without a valid key learns nothing but 401. Paths no route serves fall through to the 404 problem.
+The web UI (``/ui``) may also send the key in its http-only cookie; an unauthenticated UI page is
+redirected to the login form instead of answering 401 (its event streams still answer 401).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlencode
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.requests import cookie_parser
+from starlette.responses import RedirectResponse
 from starlette.routing import Match, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -18,15 +25,26 @@ from tether.core.errors import Unauthorized
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.service import Service
 
-#: Reachable without a key: health for probes, the spec and its interactive docs.
-PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+#: Reachable without a key: health for probes (LangGraph's /ok and /info too), the spec and its
+#: interactive docs.
+PUBLIC_PATHS = frozenset(
+    {"/healthz", "/ok", "/info", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+)
 #: The owner every request acts for when the server runs with --no-auth.
 LOCAL_OWNER = "local"
+#: The web UI: its paths accept the key from this cookie too.
+UI_PREFIX = "/ui"
+UI_COOKIE = "tether_key"
+UI_LOGIN = "/ui/login"
+#: UI paths reachable without a key: the login form, logout and the static files.
+UI_PUBLIC_PATHS = frozenset({UI_LOGIN, "/ui/logout"})
+UI_STATIC = "/ui/static/"
 _OWNER_KEY = "tether.owner"
 
 
 class Authenticate:
-    """ASGI middleware: resolve ``Authorization: Bearer KEY`` to an owner, or answer 401."""
+    """ASGI middleware: resolve ``Authorization: Bearer KEY`` (or ``x-api-key: KEY``) to an
+    owner, or answer 401."""
 
     def __init__(self, app: ASGIApp, *, required: bool, router: Router) -> None:
         self.app = app
@@ -35,7 +53,7 @@ class Authenticate:
         self.router = router
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or not self._routed(scope):
+        if scope["type"] != "http" or _public(scope["path"]) or not self._routed(scope):
             await self.app(scope, receive, send)
             return
         if not self.required:
@@ -43,11 +61,15 @@ class Authenticate:
             await self.app(scope, receive, send)
             return
         keys: ApiKeys = scope["app"].state.keys
-        secret = _bearer(scope)
+        ui = _is_ui(scope["path"])
+        secret = _secret(scope) or (ui_cookie(scope) if ui else None)
         owner = None if secret is None else await keys.owner_of(secret)
+        if owner is None and ui and not scope["path"].endswith("/events"):
+            await _to_login(scope)(scope, receive, send)
+            return
         if owner is None:
             error = Unauthorized(
-                "a valid API key is required: send Authorization: Bearer <key>"
+                "a valid API key is required: send Authorization: Bearer <key> (or x-api-key)"
                 if secret is None
                 else "the API key is not valid (unknown or revoked)"
             )
@@ -60,13 +82,50 @@ class Authenticate:
         return any(route.matches(scope)[0] is not Match.NONE for route in self.router.routes)
 
 
-def _bearer(scope: Scope) -> str | None:
+def owner_of(scope: Scope) -> str | None:
+    """The owner an authenticated request acts for (None on public paths)."""
+    owner: str | None = scope.get(_OWNER_KEY)
+    return owner
+
+
+def _is_ui(path: str) -> bool:
+    return path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
+
+
+def _public(path: str) -> bool:
+    return path in PUBLIC_PATHS or path in UI_PUBLIC_PATHS or path.startswith(UI_STATIC)
+
+
+def ui_cookie(scope: Scope) -> str | None:
+    """The API key the UI's cookie holds, if any."""
+    for name, value in scope["headers"]:
+        if name == b"cookie":
+            secret = cookie_parser(value.decode("latin-1")).get(UI_COOKIE, "").strip()
+            if secret:
+                return secret
+    return None
+
+
+def _to_login(scope: Scope) -> RedirectResponse:
+    """303 to the login form, which comes back to the page asked for."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    wanted = scope["path"] + (f"?{query}" if query else "")
+    login = UI_LOGIN if scope["method"] != "GET" else f"{UI_LOGIN}?{urlencode({'next': wanted})}"
+    return RedirectResponse(login, status_code=303)
+
+
+def _secret(scope: Scope) -> str | None:
+    """The key of ``Authorization: Bearer KEY``, else of ``x-api-key: KEY``."""
+    api_key: str | None = None
     for name, value in scope["headers"]:
         if name == b"authorization":
             scheme, _, secret = value.decode("latin-1").partition(" ")
             secret = secret.strip()
-            return secret if scheme.lower() == "bearer" and secret else None
-    return None
+            if scheme.lower() == "bearer" and secret:
+                return str(secret)
+        elif name == b"x-api-key":
+            api_key = str(value.decode("latin-1")).strip() or None
+    return api_key
 
 
 #: Declares the scheme in the OpenAPI spec; the middleware above does the checking.

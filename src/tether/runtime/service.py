@@ -8,7 +8,7 @@ atomicity to the store. ``for_owner`` gives the same service seen by another own
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -213,8 +213,10 @@ class Service:
         max_attempts: int = 1,
         metadata: dict[str, Any] | None = None,
         after_seconds: float | None = None,
+        messages: Sequence[tuple[Role | str, str, dict[str, Any] | None]] = (),
     ) -> Run:
-        """Accept a new run (ready) in an active session; a worker executes it."""
+        """Accept a new run (ready) in an active session; a worker executes it. messages
+        (role, content, metadata) join the conversation with it, atomically, as its own."""
         agent_name = agent or self.settings.default_agent
         self.agents.get(agent_name)
         now = self.clock.now()
@@ -240,11 +242,20 @@ class Service:
                 else now + timedelta(seconds=limits.seconds("after_seconds", after_seconds) or 0)
             ),
         )
+        written = [
+            (
+                limits.enum(Role, role, "role") or Role.USER,
+                limits.content(content),
+                limits.mapping("metadata", metadata),
+            )
+            for role, content, metadata in messages
+        ]
         created, _ = await self.store.create_run(
             run,
             owner=self.owner,
             if_busy=limits.enum(IfBusy, if_busy, "if_busy") or IfBusy.REJECT,
             now=now,
+            messages=written,
         )
         return created
 

@@ -15,6 +15,7 @@ The guarantees every backend gives are written out in docs/store-contract.md; in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Any, Final, Protocol, runtime_checkable
@@ -131,13 +132,21 @@ class Store(Protocol):
     # -- runs ----------------------------------------------------------------------------------
 
     async def create_run(
-        self, run: Run, *, owner: str | None, if_busy: IfBusy, now: datetime
+        self,
+        run: Run,
+        *,
+        owner: str | None,
+        if_busy: IfBusy,
+        now: datetime,
+        messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
     ) -> tuple[Run, bool]:
         """Insert a ready run (seq assigned here) into an active session (+ run.created).
 
         An existing run with the same idempotency key is returned instead, with False. A busy
         session (a ready, running or waiting run) answers by if_busy: reject → SessionBusy;
         enqueue → accepted behind it; interrupt → the unfinished runs are cancelled first.
+        messages (role, content, metadata) join the conversation in the same transaction, as
+        written by the new run (+ message.added each), so no worker sees the run without them.
         """
 
     async def get_run(

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from tether.core.errors import Conflict, InvalidTransition, NotFound, SessionBusy
+from tether.core.ids import new_id
+from tether.core.message import Message, Role
 from tether.core.page import Page
 from tether.core.run import ErrorInfo, IfBusy, Run
 from tether.core.status import RUN_TERMINAL, RunStatus, check_transition
 from tether.store.base import UNSET, Unset
 from tether.store.changes import run_topic, session_topic
-from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
     decode_cursor,
@@ -22,18 +24,25 @@ from tether.store.sql.rows import (
     step_from_row,
     to_us,
 )
+from tether.store.sql.sessions import SessionsPart
 
 _MAX_SEQ = 2**62
 
 
-class RunsPart(SqlBase):
+class RunsPart(SessionsPart):
     """Runs: from ready to a terminal status, whatever happens to their workers."""
 
     def _run(self, row: Any) -> Run:
         return run_from_row(row, self._db.load_json)
 
     async def create_run(
-        self, run: Run, *, owner: str | None, if_busy: IfBusy, now: datetime
+        self,
+        run: Run,
+        *,
+        owner: str | None,
+        if_busy: IfBusy,
+        now: datetime,
+        messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
     ) -> tuple[Run, bool]:
         async with self._db.write() as tx:
             if run.idempotency_key is not None:
@@ -89,6 +98,21 @@ class RunsPart(SqlBase):
                 run_id=created.id,
                 data={"run": created, "if_busy": if_busy.value},
             )
+            for role, content, metadata in messages:
+                counted = await self._touch_active(
+                    tx, run.session_id, owner=owner, now=now, add_messages=1
+                )
+                message = Message(
+                    id=new_id(),
+                    session_id=run.session_id,
+                    seq=counted["message_count"],
+                    role=role,
+                    content=content,
+                    created_at=now,
+                    run_id=created.id,
+                    metadata=metadata,
+                )
+                await self._insert_message(tx, message, created.owner)
         return created, True
 
     async def get_run(

@@ -38,7 +38,8 @@ RETURNING owner, message_count, run_count;
 
 -- name: touch_session_softly
 UPDATE sessions SET last_activity_at = :now
-WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000;
+WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now);
 
 -- name: list_sessions_first
 SELECT * FROM sessions
@@ -224,6 +225,10 @@ WHERE id = (
                         AND o.seq < r.seq)
       AND NOT EXISTS (SELECT 1 FROM runs AS a
                       WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+      AND EXISTS (SELECT 1 FROM sessions AS s
+                  WHERE s.id = r.session_id AND s.status = 'active'
+                    AND (s.ttl_seconds IS NULL
+                         OR s.last_activity_at + s.ttl_seconds * 1000000 > :now))
     ORDER BY r.created_at, r.id
     LIMIT 1)
 RETURNING *;

@@ -256,14 +256,15 @@ class OfflineCoderModel:
                 f"- Run {run['seq']} ({run['goal']}): {run['status']}; "
                 f"{len(used)} tool calls ({', '.join(sorted(set(used))) or 'none'}). {outcome}"
             )
+        earlier = [c for c in calls if c.get("run_id") in runs]  # not this run's own call
         counts: dict[str, int] = {}
-        for c in calls:
+        for c in earlier:
             counts[c["tool"]] = counts.get(c["tool"], 0) + 1
         tally = ", ".join(f"{name} x{n}" for name, n in sorted(counts.items()))
-        failed = sum(1 for c in calls if c.get("status") != "completed")
-        run_count = len({c["run_id"] for c in calls if c["run_id"] in runs})
+        failed = sum(1 for c in earlier if c.get("status") != "completed")
+        run_count = len({c["run_id"] for c in earlier})
         lines.append(
-            f"Tool history: {len(calls)} calls over {run_count} runs ({tally}); "
+            f"Tool history: {len(earlier)} calls over {run_count} runs ({tally}); "
             f"{failed} did not complete."
         )
         return _say("\n".join(lines))

@@ -1,0 +1,221 @@
+"""tether records in LangGraph's wire shapes, and LangGraph input messages as tether messages.
+
+Status mapping (run): ready → pending, running → running, waiting → interrupted (it waits for a
+person), completed → success, failed → error, timed_out → timeout, cancelled → interrupted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.api.langgraph.options import refuse
+from tether.core.clock import to_iso
+from tether.core.errors import UsageError
+from tether.core.memory import MemoryItem
+from tether.core.message import Message, Role
+from tether.core.run import IfBusy, Run
+from tether.core.status import RunStatus
+from tether.runtime import limits
+
+RUN_STATUS: dict[RunStatus, str] = {
+    RunStatus.READY: "pending",
+    RunStatus.RUNNING: "running",
+    RunStatus.WAITING: "interrupted",
+    RunStatus.COMPLETED: "success",
+    RunStatus.FAILED: "error",
+    RunStatus.TIMED_OUT: "timeout",
+    RunStatus.CANCELLED: "interrupted",
+}
+#: The tether statuses each LangGraph run status stands for.
+RUN_STATUSES: dict[str, frozenset[RunStatus]] = {
+    lg: frozenset(s for s, mapped in RUN_STATUS.items() if mapped == lg)
+    for lg in ("pending", "running", "error", "success", "timeout", "interrupted")
+}
+#: How multitask_strategy maps onto if_busy (rollback: interrupt, then delete what was cut off).
+MULTITASK: dict[str, IfBusy] = {
+    "reject": IfBusy.REJECT,
+    "enqueue": IfBusy.ENQUEUE,
+    "interrupt": IfBusy.INTERRUPT,
+    "rollback": IfBusy.INTERRUPT,
+}
+#: Where a run started through this API keeps what LangGraph clients sent with it.
+LG_KEY = "langgraph"
+
+_ROLES = {
+    "human": Role.USER,
+    "user": Role.USER,
+    "ai": Role.ASSISTANT,
+    "assistant": Role.ASSISTANT,
+    "system": Role.SYSTEM,
+    "developer": Role.SYSTEM,
+    "tool": Role.TOOL,
+}
+_TYPES = {Role.USER: "human", Role.ASSISTANT: "ai", Role.SYSTEM: "system", Role.TOOL: "tool"}
+
+
+# -- messages -----------------------------------------------------------------------------------
+
+
+def _text(content: Any, field: str) -> str:
+    """The text of a message's content: a string, or the text of its content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return "".join(parts)
+    raise UsageError(f"{field}.content must be a string or a list of content blocks")
+
+
+def input_message(raw: Any, field: str, source: str) -> tuple[Role, str, dict[str, Any]]:
+    """One LangGraph message (a dict, a string, or a (role, content) pair) as tether's
+    (role, content, metadata); what tether has no column for rides in metadata.langgraph."""
+    if isinstance(raw, str):
+        raw = {"type": "human", "content": raw}
+    elif isinstance(raw, list) and len(raw) == 2 and all(isinstance(x, str) for x in raw):
+        raw = {"type": raw[0], "content": raw[1]}
+    if not isinstance(raw, dict):
+        raise UsageError(f"{field} must be a message object")
+    kind = raw.get("role", raw.get("type"))
+    if isinstance(kind, str) and kind.endswith("MessageChunk"):
+        kind = kind.removesuffix("MessageChunk").lower()
+    if kind == "remove":
+        raise refuse(f"{field} (RemoveMessage)", "the conversation is append-only")
+    role = _ROLES.get(kind) if isinstance(kind, str) else None
+    if role is None:
+        raise UsageError(
+            f"{field}.type must be one of human, ai, system, tool (or role user, assistant)"
+        )
+    content = raw.get("content", "")
+    text = limits.content(_text(content, field))
+    extra: dict[str, Any] = {"source": source}
+    for key in ("id", "name", "additional_kwargs", "response_metadata"):
+        if raw.get(key):
+            extra[key] = raw[key]
+    if not isinstance(content, str):
+        extra["content"] = content
+    metadata: dict[str, Any] = {LG_KEY: extra}
+    calls = raw.get("tool_calls")
+    if role is Role.ASSISTANT and isinstance(calls, list) and calls:
+        metadata["tool_calls"] = [
+            {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args") or {}}
+            for c in calls
+            if isinstance(c, dict)
+        ]
+    if role is Role.TOOL and raw.get("tool_call_id") is not None:
+        metadata["tool_call_id"] = raw["tool_call_id"]
+    return role, text, metadata
+
+
+def input_messages(value: Any, field: str, source: str) -> list[tuple[Role, str, dict[str, Any]]]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [input_message(m, f"{field}[{i}]", source) for i, m in enumerate(items)]
+
+
+def lg_extra(message: Message) -> dict[str, Any]:
+    extra = message.metadata.get(LG_KEY)
+    return extra if isinstance(extra, dict) else {}
+
+
+def is_run_output(message: Message) -> bool:
+    """True for a message a run's agent wrote (in a step), not one given as its input."""
+    return message.run_id is not None and "step_id" in message.metadata
+
+
+def lc_message(message: Message) -> dict[str, Any]:
+    """A message as LangChain serializes it (type, content, id, …)."""
+    extra = lg_extra(message)
+    out: dict[str, Any] = {
+        "type": _TYPES[message.role],
+        "content": extra.get("content", message.content),
+        "id": extra.get("id") or message.id,
+        "name": extra.get("name"),
+        "additional_kwargs": extra.get("additional_kwargs", {}),
+        "response_metadata": extra.get("response_metadata", {}),
+    }
+    if message.role is Role.ASSISTANT:
+        calls = message.metadata.get("tool_calls")
+        out["tool_calls"] = [
+            {
+                "name": c.get("name"),
+                "args": c.get("arguments") or {},
+                "id": c.get("id"),
+                "type": "tool_call",
+            }
+            for c in (calls if isinstance(calls, list) else [])
+            if isinstance(c, dict)
+        ]
+        out["invalid_tool_calls"] = []
+        out["usage_metadata"] = None
+    if message.role is Role.TOOL:
+        out["tool_call_id"] = message.metadata.get("tool_call_id")
+    return out
+
+
+# -- runs ---------------------------------------------------------------------------------------
+
+
+def lg_info(run: Run) -> dict[str, Any]:
+    info = run.metadata.get(LG_KEY)
+    return info if isinstance(info, dict) else {}
+
+
+def run_error(run: Run) -> dict[str, str] | None:
+    if run.error is None:
+        if run.status is RunStatus.TIMED_OUT:
+            return {"error": "TimeoutError", "message": "the run timed out"}
+        if run.status is RunStatus.FAILED:
+            return {"error": "Error", "message": "the run failed"}
+        return None
+    return {"error": run.error.type, "message": run.error.message}
+
+
+def run_dict(run: Run) -> dict[str, Any]:
+    """A run as LangGraph's Run, with tether's started_at, ended_at and error alongside."""
+    info = lg_info(run)
+    kwargs: dict[str, Any] = {"input": run.input}
+    kwargs.update(info.get("kwargs") or {})
+    return {
+        "run_id": run.id,
+        "thread_id": run.session_id,
+        "assistant_id": info.get("assistant_id", run.agent),
+        "created_at": to_iso(run.created_at),
+        "updated_at": to_iso(run.updated_at),
+        "status": RUN_STATUS[run.status],
+        "metadata": {k: v for k, v in run.metadata.items() if k != LG_KEY},
+        "multitask_strategy": info.get("multitask_strategy", "reject"),
+        "kwargs": kwargs,
+        "started_at": to_iso(run.started_at),
+        "ended_at": to_iso(run.ended_at),
+        "error": run_error(run) if run.status in (RunStatus.FAILED, RunStatus.TIMED_OUT) else None,
+    }
+
+
+def interrupt_of(run: Run) -> dict[str, Any]:
+    """What a waiting run waits for, as a LangGraph Interrupt: its prompt (or, for an approval,
+    everything it asks about) as the value; the waiting step's id as the interrupt id."""
+    waiting = dict(run.waiting_for or {})
+    step_id = waiting.pop("step_id", None)
+    value: Any = waiting
+    if waiting.get("kind") == "input" and set(waiting) <= {"kind", "prompt"}:
+        value = waiting.get("prompt")
+    return {"value": value, "id": step_id or run.id}
+
+
+# -- store items --------------------------------------------------------------------------------
+
+
+def item_dict(item: MemoryItem) -> dict[str, Any]:
+    return {
+        "namespace": list(item.namespace),
+        "key": item.key,
+        "value": item.value,
+        "created_at": to_iso(item.created_at),
+        "updated_at": to_iso(item.updated_at),
+    }

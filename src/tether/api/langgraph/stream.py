@@ -1,0 +1,217 @@
+"""A run's event log as LangGraph's Server-Sent Events.
+
+``metadata`` comes first; then, per the stream modes asked for: ``values`` (the thread's values
+when the run starts and after each of its steps, a person's answer included), ``updates``
+(``{step name: what it wrote}``), ``messages`` (``[message, metadata]``, for
+``messages-tuple``) or ``messages/metadata`` + ``messages/complete`` (for ``messages``);
+``error`` when the run fails. A run that starts waiting for a person ends the stream with its
+interrupt (``__interrupt__``). There is no ``end`` event: the stream closes once the run's
+status is stored.
+
+Frames come from the durable event log, so a stream can always be resumed. With
+``stream_resumable`` each frame has an ``id:`` of the form ``<event id>-<n>`` (the n-th frame
+made from that event); ``Last-Event-ID`` resumes right after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator
+from contextlib import aclosing, suppress
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from tether.api.langgraph.shapes import (
+    interrupt_of,
+    is_run_output,
+    lc_message,
+    run_error,
+)
+from tether.api.langgraph.state import Conversation, step_update, values_of
+from tether.core.errors import InvalidTransition, NotFound, UsageError
+from tether.core.event import Event
+from tether.core.message import Message
+from tether.core.run import Run
+from tether.core.serde import from_data
+from tether.core.status import RunStatus
+from tether.core.step import Step
+from tether.runtime.service import TERMINAL_RUN_EVENTS, Service
+
+HEARTBEAT = b": heartbeat\r\n\r\n"
+#: The longest the stream goes without checking whether the server is draining.
+_TICK = 1.0
+_STEP_ENDS = frozenset({"step.completed", "step.failed", "step.in_doubt"})
+#: Resume position: after frame ``index`` of event ``event_id`` (None: after all of them).
+Position = tuple[int, int | None]
+
+
+def parse_last_event_id(text: str | None) -> Position | None:
+    """``<event id>`` or ``<event id>-<n>`` (what this stream sends as ``id:``)."""
+    if text is None or not text.strip():
+        return None
+    head, _, tail = text.strip().partition("-")
+    if not head.isdigit() or len(head) > 18 or (tail and (not tail.isdigit() or len(tail) > 6)):
+        raise UsageError(
+            "header.Last-Event-ID must be an id this stream sent (<event id> or <event id>-<n>)"
+        )
+    return int(head), int(tail) if tail else None
+
+
+def frame(event: str, data: Any, frame_id: str | None = None) -> bytes:
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    head = f"id: {frame_id}\r\n" if frame_id is not None else ""
+    return f"{head}event: {event}\r\ndata: {body}\r\n\r\n".encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one SSE response streams."""
+
+    run: Run
+    modes: tuple[str, ...]
+    #: Send ``id:`` lines.
+    resumable: bool
+    #: Start after this event (and frame), or from the run's first event.
+    after: Position | None = None
+    #: Cancel the run if the client leaves before it ends.
+    cancel_on_disconnect: bool = False
+    #: Where the stream starts, when it is not a resumption: after this event.
+    start_after: int = 0
+
+
+class _Translator:
+    """Turns one run's events into LangGraph stream parts."""
+
+    def __init__(self, svc: Service, run: Run, modes: tuple[str, ...]) -> None:
+        self.svc = svc
+        self.run = run
+        self.modes = modes
+        self.conversation = Conversation(svc.store, run.session_id)
+        self.context: dict[str, Any] | None = None
+        self.pending: list[Message] = []
+
+    async def values_at(self, event: Event) -> dict[str, Any]:
+        if self.context is None:
+            self.context = (await self.svc.get_session(self.run.session_id)).context
+        return values_of(self.context, await self.conversation.as_of(event.created_at))
+
+    def _meta(self, message: Message) -> dict[str, Any]:
+        return {
+            "run_id": self.run.id,
+            "thread_id": self.run.session_id,
+            "langgraph_node": self.run.agent,
+            "step_id": message.metadata.get("step_id"),
+            "tags": [],
+        }
+
+    async def parts(self, event: Event) -> list[tuple[str, Any]]:
+        kind, modes = event.type, self.modes
+        out: list[tuple[str, Any]] = []
+        if kind == "run.started":
+            if "values" in modes:
+                out.append(("values", await self.values_at(event)))
+        elif kind == "message.added":
+            message = from_data(Message, event.data["message"])
+            if is_run_output(message):
+                self.pending.append(message)
+                wire, meta = lc_message(message), self._meta(message)
+                if "messages-tuple" in modes:
+                    out.append(("messages", [wire, meta]))
+                if "messages" in modes:
+                    out.append(("messages/metadata", {wire["id"]: {"metadata": meta}}))
+                    out.append(("messages/complete", [wire]))
+        elif kind in _STEP_ENDS:
+            step = from_data(Step, event.data["step"])
+            if "updates" in modes:
+                out.append(("updates", {step.name: step_update(step, self.pending)}))
+            if "values" in modes:
+                out.append(("values", await self.values_at(event)))
+            self.pending = []
+        elif kind == "run.waiting":
+            interrupt = interrupt_of(from_data(Run, event.data["run"]))
+            if "updates" in modes:
+                out.append(("updates", {"__interrupt__": [interrupt]}))
+            if "values" in modes:
+                values = await self.values_at(event)
+                out.append(("values", {**values, "__interrupt__": [interrupt]}))
+        elif kind in ("run.failed", "run.timed_out"):
+            error = run_error(from_data(Run, event.data["run"]))
+            out.append(("error", error or {"error": "Error", "message": "the run failed"}))
+        return out
+
+
+async def frames(
+    svc: Service, plan: Plan, *, heartbeat: float, draining: threading.Event
+) -> AsyncIterator[bytes]:
+    """The SSE body of one run's stream (see the module docstring)."""
+    run = plan.run
+    loop = asyncio.get_running_loop()
+    finished = False
+    if plan.after is None:
+        after_id, skip = plan.start_after, None
+    else:
+        event_id, index = plan.after
+        after_id, skip = (event_id, None) if index is None else (event_id - 1, (event_id, index))
+    translator = _Translator(svc, run, plan.modes)
+    try:
+        if plan.after is None:
+            yield frame(
+                "metadata",
+                {"run_id": run.id, "attempt": run.attempt},
+                str(plan.start_after) if plan.resumable else None,
+            )
+        if await _caught_up_waiting(svc, run.id, after_id):
+            finished = True
+            return
+        last_sent = loop.time()
+        stream = svc.stream_events(
+            run_id=run.id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
+        )
+        async with aclosing(stream):
+            async for event in stream:
+                if draining.is_set():
+                    break  # the server is stopping: the client reconnects elsewhere
+                if event is None:
+                    if loop.time() - last_sent >= heartbeat:
+                        last_sent = loop.time()
+                        yield HEARTBEAT
+                    continue
+                for index, (name, data) in enumerate(await translator.parts(event)):
+                    if skip is not None and event.id == skip[0] and index <= skip[1]:
+                        continue
+                    last_sent = loop.time()
+                    yield frame(name, data, f"{event.id}-{index}" if plan.resumable else None)
+                if event.type in TERMINAL_RUN_EVENTS:
+                    break
+                if event.type == "run.waiting" and await _still_waiting(svc, run.id, event.id):
+                    break
+        finished = True
+    except NotFound:
+        finished = True  # the run was deleted (rolled back) while streaming
+    finally:
+        if not finished and plan.cancel_on_disconnect:
+            with anyio.CancelScope(shield=True):
+                await _cancel(svc, run.id)
+
+
+async def _caught_up_waiting(svc: Service, run_id: str, after_id: int) -> bool:
+    """True when the run waits for a person and the client has had everything up to it."""
+    if (await svc.get_run(run_id)).status is not RunStatus.WAITING:
+        return False
+    return not await svc.list_events(run_id=run_id, after_id=after_id, limit=1)
+
+
+async def _still_waiting(svc: Service, run_id: str, event_id: int) -> bool:
+    """True when the run waits for a person now, with nothing after this run.waiting event."""
+    if await svc.list_events(run_id=run_id, after_id=event_id, limit=1):
+        return False
+    return (await svc.get_run(run_id)).status is RunStatus.WAITING
+
+
+async def _cancel(svc: Service, run_id: str) -> None:
+    with suppress(InvalidTransition, NotFound):
+        await svc.cancel_run(run_id, reason="the client streaming it disconnected")

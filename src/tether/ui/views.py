@@ -1,0 +1,159 @@
+"""What each page shows, read through the owner's Service: pages of lists, never whole tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tether.core.event import EVENT_TYPES
+from tether.core.run import Run
+from tether.core.status import RUN_UNFINISHED, SessionStatus, StepStatus
+from tether.core.step import Step
+from tether.runtime import limits
+from tether.runtime.service import Service
+
+SESSIONS_PER_PAGE = 25
+RUNS_SHOWN = 100
+MESSAGES_SHOWN = 200
+TOOL_CALLS_SHOWN = 100
+USER_MEMORY_SHOWN = 100
+#: Every event a page listens for on a run's stream (EventSource needs each type by name).
+LIVE_EVENTS = sorted(EVENT_TYPES)
+
+
+def _choice(value: str | None, allowed: list[str]) -> str:
+    return value if value in allowed else ""
+
+
+async def sessions_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
+    """One page of the owner's sessions, newest activity first, filtered by status and text."""
+    status = _choice(query.get("status"), [s.value for s in SessionStatus])
+    text = (query.get("q") or "").strip()
+    cursor = query.get("cursor") or None
+    found = await svc.list_sessions(
+        status=status or None, query=text or None, limit=SESSIONS_PER_PAGE, cursor=cursor
+    )
+    return {
+        "sessions": found.data,
+        "next_cursor": found.next_cursor,
+        "status_filter": status,
+        "q": text,
+        "paged": cursor is not None,
+        "filtered": bool(status or text),
+        "now": svc.clock.now(),
+    }
+
+
+async def session_view(svc: Service, session_id: str, query: Mapping[str, str]) -> dict[str, Any]:
+    """The session's header, its runs as a timeline, conversation, memory and tool history."""
+    session = await svc.get_session(session_id)
+    cursor = query.get("runs") or None
+    newest = await svc.list_runs(session_id, limit=RUNS_SHOWN, newest_first=True, cursor=cursor)
+    live = await _live(svc, next((r for r in newest.data if r.status in RUN_UNFINISHED), None))
+    if live is not None:  # read again: the page then shows every change up to live["after"]
+        newest = await svc.list_runs(session_id, limit=RUNS_SHOWN, newest_first=True, cursor=cursor)
+    runs = list(reversed(newest.data))
+    messages = await svc.list_messages(
+        session_id, limit=MESSAGES_SHOWN, cursor=query.get("messages") or None
+    )
+    run_ids = {run.id for run in runs}
+    tool = (query.get("tool") or "").strip()
+    run_filter = _choice(query.get("run"), sorted(run_ids))
+    outcome = _choice(query.get("outcome"), [s.value for s in StepStatus])
+    tools = await svc.list_tool_calls(
+        session_id=session_id,
+        tool=tool or None,
+        run_id=run_filter or None,
+        status=outcome or None,
+        limit=TOOL_CALLS_SHOWN,
+        cursor=query.get("tools") or None,
+    )
+    return {
+        "session": session,
+        "runs": runs,
+        "older_runs": newest.next_cursor,
+        "run_seq": {run.id: run.seq for run in runs},
+        "messages": messages.data,
+        "more_messages": messages.next_cursor,
+        "session_memory": await svc.list_session_memory(session_id),
+        "user_memory": await svc.list_user_memory(limit=USER_MEMORY_SHOWN),
+        "tool_calls": tools.data,
+        "more_tool_calls": tools.next_cursor,
+        "tool_filter": {"tool": tool, "run": run_filter, "outcome": outcome},
+        "outcomes": [s.value for s in StepStatus],
+        "agents": list(svc.agents),
+        "live": live,
+        "now": svc.clock.now(),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """A step in the waterfall: where its bar starts and how long it is, in 1/1000 of the span."""
+
+    step: Step
+    offset: float
+    width: float
+
+
+def waterfall(run: Run, steps: list[Step], now: datetime) -> tuple[list[Bar], float]:
+    """Bars for the steps over the run's span (open steps reach now); the span in seconds."""
+    if not steps:
+        return [], 0.0
+    start = min([s.started_at for s in steps] + ([run.started_at] if run.started_at else []))
+    ends = [s.ended_at or now for s in steps]
+    end = max([*ends, run.ended_at or (start if run.is_terminal else now)])
+    span = max((end - start).total_seconds(), 0.001)
+    bars = []
+    for step, stop in zip(steps, ends, strict=True):
+        offset = (step.started_at - start).total_seconds() / span * 1000
+        width = max((stop - step.started_at).total_seconds() / span * 1000, 4.0)
+        bars.append(Bar(step, round(min(offset, 996.0), 1), round(min(width, 1000 - offset), 1)))
+    return bars, span
+
+
+async def run_view(svc: Service, run_id: str) -> dict[str, Any]:
+    """The run's header, steps as a waterfall, working memory, error and usage."""
+    run = await svc.get_run(run_id)
+    live = await _live(svc, None if run.is_terminal else run)
+    run = await svc.get_run(run_id)  # read again: the page then shows every event up to "after"
+    session = await svc.get_session(run.session_id)
+    steps = await svc.list_steps(run_id)
+    now = svc.clock.now()
+    bars, span = waterfall(run, steps, now)
+    in_session = {
+        item.key
+        for item in await svc.list_session_memory(session.id)
+        if item.source_run_id == run.id
+    }
+    error_step = None
+    if run.error is not None and run.error.step_id is not None:
+        error_step = next((s for s in steps if s.id == run.error.step_id), None)
+    return {
+        "run": run,
+        "session": session,
+        "bars": bars,
+        "span": span,
+        "error_step": error_step,
+        "memory": await svc.list_run_memory(run_id),
+        "promoted": in_session,
+        "live": None if run.is_terminal else live,
+        "now": now,
+    }
+
+
+async def _live(svc: Service, run: Run | None) -> dict[str, Any] | None:
+    """The stream a page follows while run is unfinished: its URL and the id of the last event
+    so far (read before the page's state, so the page misses no change)."""
+    if run is None:
+        return None
+    last = 0
+    while True:
+        events = await svc.list_events(run_id=run.id, after_id=last, limit=limits.MAX_PAGE)
+        if events:
+            last = events[-1].id
+        if len(events) < limits.MAX_PAGE:
+            break
+    return {"url": f"/ui/runs/{run.id}/events", "after": last, "events": LIVE_EVENTS}

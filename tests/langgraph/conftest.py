@@ -1,0 +1,75 @@
+"""Fixtures of the LangGraph-compatibility tests: one real server for the folder, the official
+``langgraph-sdk`` clients (sync and async) for two owners, and the native API beside them.
+
+``async def`` tests of this folder run with asyncio.run, under a hard deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk.client import SyncLangGraphClient
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from lgkit import Server, start_server  # noqa: E402
+
+TEST_DEADLINE = 60.0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    fn = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(fn):
+        return None
+    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+
+    async def main() -> None:
+        async with asyncio.timeout(TEST_DEADLINE):
+            await fn(**kwargs)
+
+    asyncio.run(main())
+    return True
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the folder: every test makes its own threads."""
+    running = start_server(tmp_path_factory.mktemp("langgraph"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[SyncLangGraphClient]:
+    """Alice's official sync client."""
+    with server.sdk("alice") as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def bob(server: Server) -> Iterator[SyncLangGraphClient]:
+    with server.sdk("bob") as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def native(server: Server) -> Iterator[httpx.Client]:
+    """Alice's client of the native /v1 API."""
+    with server.native("alice") as http:
+        yield http
+
+
+@pytest.fixture
+def raw(server: Server) -> Iterator[httpx.Client]:
+    """Alice's plain HTTP client with x-api-key."""
+    with server.raw("alice") as http:
+        yield http

@@ -1,0 +1,122 @@
+"""A run's page: steps and status arriving live over the run's event stream (and after a dropped
+connection), cancelling, and resuming a run that waits for a person."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import Page, expect
+from uikit import Proxy, Server, log_in, new_run, new_session, settled
+
+pytestmark = pytest.mark.browser
+
+
+def _mark_page(page: Page) -> None:
+    """Leave a mark in the page's JavaScript state: a reload would wipe it."""
+    page.evaluate("window.notReloaded = true")
+
+
+def _still_marked(page: Page) -> bool:
+    return bool(page.evaluate("window.notReloaded === true"))
+
+
+def test_start_a_slow_run_and_watch_it_live(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="live run")
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/sessions/{session['id']}")
+    page.get_by_label("Agent").select_option("echo")
+    page.get_by_label("Goal").fill("take your time")
+    page.get_by_label("Input").fill(json.dumps({"steps": 3, "sleep": 2}))
+    page.get_by_role("button", name="Start run").click()
+
+    expect(page.get_by_role("heading", name="Run 1")).to_be_visible()
+    _mark_page(page)
+    status = page.locator("#run-title .badge")
+    expect(status).to_have_text("running")
+    expect(page.locator("#live")).to_contain_text("Live")
+    steps = page.locator("#steps .wf-row")
+    expect(steps.locator(".wf-name")).to_have_text(["step 1", "step 2", "step 3", "sleep"])
+    expect(steps.nth(3).locator(".badge")).to_have_text("running")
+    expect(status).to_have_text("completed")
+    expect(steps.nth(3).locator(".badge")).to_have_text("completed")
+    expect(steps.locator(".wf-name")).to_have_text(
+        ["step 1", "step 2", "step 3", "sleep", "assistant_message"]
+    )
+    expect(page.locator("#data")).to_contain_text("echo: take your time")
+    expect(page.locator("#live")).to_be_empty()
+    assert _still_marked(page)
+
+
+def test_cancel_a_running_run(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="cancel me")
+    run = new_run(server, "alice", session["id"], goal="sleep long", input={"sleep": 60})
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/runs/{run['id']}")
+    expect(page.locator("#run-title .badge")).to_have_text("running")
+    page.get_by_role("button", name="Cancel run").click()
+    expect(page.locator("#run-title .badge")).to_have_text("cancelled")
+    expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
+    with server.api("alice") as api:
+        assert api.get(f"/v1/runs/{run['id']}").json()["status"] == "cancelled"
+        assert api.get(f"/v1/sessions/{session['id']}").json()["status"] == "active"
+
+
+def test_resume_a_waiting_run_with_its_input(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="ask me")
+    run = new_run(server, "alice", session["id"], goal="hello", input={"wait": "Who to greet?"})
+    assert settled(server, "alice", run["id"])["status"] == "waiting"
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/runs/{run['id']}")
+    expect(page.locator("#run-title .badge")).to_have_text("waiting")
+    expect(page.locator("#run-waiting")).to_contain_text("Who to greet?")
+    page.get_by_label("Your input").fill("world")
+    page.get_by_role("button", name="Resume run").click()
+    expect(page.locator("#run-title .badge")).to_have_text("completed")
+    expect(page.locator("#data")).to_contain_text("echo: hello world")
+    expect(page.locator("#run-waiting")).to_be_empty()
+
+
+def test_a_dropped_stream_resumes_with_last_event_id(page: Page, server: Server) -> None:
+    proxy = Proxy(server.url)
+    try:
+        page.goto(f"{proxy.url}/ui/login")
+        page.get_by_label("API key").fill(server.keys["alice"])
+        page.get_by_role("button", name="Log in").click()
+        session = new_session(server, "alice", title="flaky network")
+        run = new_run(server, "alice", session["id"], input={"sleep": 2, "wait": "go on?"})
+        page.goto(f"{proxy.url}/ui/runs/{run['id']}")
+        _mark_page(page)
+        # Events arrive over the stream (the sleep ends, the run waits), then it is cut.
+        expect(page.locator("#run-title .badge")).to_have_text("waiting")
+        expect(page.locator("#run-waiting")).to_contain_text("go on?")
+        with page.expect_request(lambda r: f"/ui/runs/{run['id']}/events" in r.url) as again:
+            proxy.cut()
+        last_event_id = again.value.all_headers().get("last-event-id", "")
+        assert last_event_id.isdigit(), again.value.all_headers()
+        expect(page.locator("#live")).to_contain_text("Live")
+        with server.api("alice") as api:
+            resumed = api.post(f"/v1/runs/{run['id']}/resume", json={"input": "yes"})
+            assert resumed.status_code == 200, resumed.text
+        expect(page.locator("#run-title .badge")).to_have_text("completed")
+        expect(page.locator("#data")).to_contain_text("echo: echo this yes")
+        assert _still_marked(page)
+    finally:
+        proxy.close()
+
+
+def test_promote_working_memory_to_the_session(page: Page, demo: Server) -> None:
+    with demo.api() as api:
+        session = api.get("/v1/sessions", params={"query": "Keep helping"}).json()["data"][0]
+        runs = api.get(f"/v1/sessions/{session['id']}/runs").json()["data"]
+    page.goto(f"{demo.url}/ui/runs/{runs[1]['id']}")
+    item = page.locator("#memory tbody tr").filter(
+        has=page.get_by_role("cell", name="change", exact=True)
+    )
+    item.get_by_role("button", name="Promote to session").click()
+    expect(item).to_contain_text("in session memory")
+    page.get_by_role("link", name=session["title"]).click()
+    item = page.locator("#memory tbody tr").filter(
+        has=page.get_by_role("cell", name="change", exact=True)
+    )
+    expect(item).to_contain_text("Run 2")

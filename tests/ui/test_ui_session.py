@@ -1,0 +1,155 @@
+"""The sessions list and a session's page: runs in order with their statuses, the conversation,
+closing, and read-only sessions whose forms are disabled."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from playwright.sync_api import Page, expect
+from uikit import Server, log_in, new_run, new_session, settled
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_session_shows_its_runs_in_order(page: Page, server: Server) -> None:
+    session = new_session(
+        server, "alice", title="seed scenario", context={"workspace": "./calc"}, ttl_seconds=3600
+    )
+    sid = session["id"]
+    first = settled(server, "alice", new_run(server, "alice", sid, goal="Analyse")["id"])
+    second = settled(
+        server, "alice", new_run(server, "alice", sid, goal="Fix", input={"fail": "no"})["id"]
+    )
+    third = new_run(server, "alice", sid, goal="Verify", input={"sleep": 60})
+    with server.api("alice") as api:
+        assert api.post(f"/v1/runs/{third['id']}/cancel").status_code == 200
+        api.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "hello"})
+        api.put(f"/v1/sessions/{sid}/memory/python", json={"value": "3.9"})
+    assert (first["status"], second["status"]) == ("completed", "failed")
+
+    log_in(page, server, "alice")
+    row = page.locator("tr", has=page.get_by_role("link", name="seed scenario"))
+    expect(row.locator(".badge")).to_have_text("active")
+    expect(row.locator("td").nth(2)).to_have_text("3")
+    expect(row.locator("td").nth(4)).to_have_text(re.compile(r"^(59 min|1 h)"))
+    row.get_by_role("link", name="seed scenario").click()
+
+    expect(page.get_by_role("heading", name="seed scenario")).to_be_visible()
+    runs = page.locator("#runs .tl-item")
+    expect(runs).to_have_count(3)
+    expect(runs.locator(".tl-title")).to_have_text(["Run 1", "Run 2", "Run 3"])
+    expect(runs.locator(".badge")).to_have_text(["completed", "failed", "cancelled"])
+    expect(runs.nth(1).locator(".tl-error")).to_have_text("ValueError: no")
+    expect(page.locator("#session-header")).to_contain_text("1 h")  # the TTL
+    expect(page.locator("#session-header")).to_contain_text('"workspace": "./calc"')
+    expect(page.locator("#conversation")).to_contain_text("hello")
+    expect(page.locator("#conversation")).to_contain_text("echo: Analyse")
+    expect(page.locator("#memory tr", has_text="python")).to_contain_text("3.9")
+
+    # Times are shown in the browser's time zone.
+    expect(page.locator("#tz")).to_have_text("Europe/Paris")
+    created = page.locator("#session-header time").first
+    expect(created).not_to_contain_text("UTC")
+
+    runs.nth(1).get_by_role("link", name="Run 2").click()
+    expect(page.get_by_role("heading", name="Run 2")).to_be_visible()
+    expect(page.locator("#run-error")).to_contain_text("ValueError: no")
+
+
+def test_add_a_message_then_close_the_session(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="to be closed")
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/sessions/{session['id']}")
+    expect(page.get_by_text("No runs yet.")).to_be_visible()
+    expect(page.get_by_text("No messages yet.")).to_be_visible()
+
+    page.get_by_label("Message").fill("Please keep changes minimal.")
+    page.get_by_role("button", name="Add message").click()
+    expect(page.locator("#conversation .msg")).to_have_text(re.compile("keep changes minimal"))
+
+    page.get_by_role("button", name="Close session").click()
+    expect(page.locator("#session-title .badge")).to_have_text("closed")
+    form = page.locator("#start-run")
+    expect(form.get_by_role("button", name="Start run")).to_be_disabled()
+    expect(form.get_by_label("Goal")).to_be_disabled()
+    expect(form.get_by_label("Agent")).to_be_disabled()
+    expect(form).to_contain_text("This session is closed: it is read-only")
+    expect(page.get_by_role("button", name="Add message")).to_be_disabled()
+    expect(page.get_by_role("button", name="Close session")).to_have_count(0)
+
+
+def test_an_expired_session_is_read_only_too(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="short-lived", ttl_seconds=1)
+    log_in(page, server, "alice")
+    deadline = time.monotonic() + 10
+    while True:  # expiry is exact on read: wait until the page shows it
+        page.goto(f"{server.url}/ui/sessions/{session['id']}")
+        if (
+            page.locator("#session-title .badge").inner_text() == "expired"
+            or time.monotonic() > deadline
+        ):
+            break
+    expect(page.locator("#session-title .badge")).to_have_text("expired")
+    expect(page.get_by_role("button", name="Start run")).to_be_disabled()
+    expect(page.locator("#start-run")).to_contain_text("expired after 1 s without activity")
+
+
+def test_start_run_errors_keep_the_form(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="bad input")
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/sessions/{session['id']}")
+    page.get_by_label("Goal").fill("try it")
+    page.get_by_label("Input").fill("[1, 2")
+    page.get_by_role("button", name="Start run").click()
+    expect(page.get_by_role("alert")).to_contain_text("input is not valid JSON")
+    expect(page.get_by_label("Goal")).to_have_value("try it")
+    expect(page.get_by_label("Input")).to_have_value("[1, 2")
+
+
+def test_ten_thousand_sessions_page_by_page(page: Page, server: Server) -> None:
+    log_in(page, server, "carol")
+    rows = page.locator("table.sessions tbody tr")
+    expect(rows).to_have_count(25)
+    expect(rows.first).to_contain_text("bulk session 09999")
+    started = time.monotonic()
+    page.get_by_role("link", name="Next page").click()
+    expect(rows.first).to_contain_text("bulk session 09974")
+    assert time.monotonic() - started < 2.0
+
+    page.get_by_label("Search").fill("session 00042")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("bulk session 00042")
+    page.get_by_label("Status").select_option("closed")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.get_by_text("No sessions match these filters.")).to_be_visible()
+    page.get_by_role("link", name="Clear filters").click()
+    expect(rows).to_have_count(25)
+
+
+def test_a_new_owner_starts_from_the_empty_state(page: Page, server: Server) -> None:
+    log_in(page, server, "dave")
+    expect(page.get_by_text("No sessions yet.")).to_be_visible()
+    page.get_by_text("New session", exact=True).click()
+    page.get_by_label("Title").fill("my first session")
+    page.get_by_role("button", name="Create session").click()
+    expect(page.get_by_role("heading", name="my first session")).to_be_visible()
+    expect(page.get_by_text("No runs yet.")).to_be_visible()
+    expect(page.get_by_text("No tool calls yet.")).to_be_visible()
+    page.get_by_role("link", name="Sessions", exact=True).first.click()
+    expect(page.locator("table.sessions tbody tr")).to_have_count(1)
+
+
+def test_the_session_page_follows_its_active_run(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="follow along")
+    log_in(page, server, "alice")
+    run = new_run(server, "alice", session["id"], goal="slowly", input={"sleep": 1.5})
+    page.goto(f"{server.url}/ui/sessions/{session['id']}")
+    page.evaluate("window.notReloaded = true")
+    badge = page.locator("#runs .tl-item .badge")
+    expect(badge).to_have_text("completed")
+    expect(page.locator("#conversation")).to_contain_text("echo: slowly")
+    assert page.evaluate("window.notReloaded === true")
+    assert settled(server, "alice", run["id"])["status"] == "completed"
