@@ -97,7 +97,7 @@ class Executor:
                     )
                     next_renewal = loop.time() + renew_every
                 else:
-                    current = await self._store.get_run(run.id)
+                    current = await self._store.get_run(run.id, with_context=False)
             except StoreError as exc:  # the database hiccuped: the lease outlives it
                 log.warning("lease check failed for run %s: %s", run.id, exc)
                 continue
