@@ -66,7 +66,8 @@ async def test_no_run_outcome_changes_the_session(service: Service, outcome: str
 async def test_closing_stops_an_executing_run(service: Service, worker: Worker) -> None:
     session = await service.create_session()
     run = await _started(service, await service.create_run(session.id, "nap", input=SLEEPY))
-    assert run.status is RunStatus.RUNNING and (run.worker_id or "").startswith(worker.worker_id + "/")
+    assert run.status is RunStatus.RUNNING
+    assert (run.worker_id or "").startswith(worker.worker_id + "/")
 
     closed = await service.close_session(session.id)
 
