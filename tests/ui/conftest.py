@@ -24,9 +24,15 @@ from uikit import CHROMIUM_ARGS, Server, chromium_or_skip, cli, start_server  # 
 MANY = 10_000
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
+def loop() -> None:
+    """No event loop of our own here: Playwright's sync API runs one on this thread."""
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """Debian's Chromium, headless (skipped without it, failed in CI)."""
+    """Debian's Chromium, headless (skipped without it, failed in CI). One per module, so
+    Playwright's loop is gone from this thread before the tests that follow run theirs."""
     path = chromium_or_skip()
     expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:

@@ -43,7 +43,9 @@ def to_iso(moment: datetime | None) -> str | None:
     """ISO 8601 UTC with a Z suffix, or None."""
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 def from_iso(text: str | None) -> datetime | None:

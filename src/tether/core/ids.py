@@ -15,6 +15,7 @@ _counter = 0
 def new_id() -> str:
     """Return a new UUIDv7 as a string; ids made in one process are strictly increasing."""
     global _last_ms, _counter
+    entropy = int.from_bytes(os.urandom(10), "big")  # 16 bits for a new counter, 64 random
     with _lock:
         ms = time.time_ns() // 1_000_000
         if ms <= _last_ms:
@@ -25,16 +26,16 @@ def new_id() -> str:
                 ms += 1
                 _counter = 0
         else:
-            _counter = int.from_bytes(os.urandom(2), "big") & 0x3FF
+            _counter = (entropy >> 64) & 0x3FF
         _last_ms = ms
         counter = _counter
-    rand = int.from_bytes(os.urandom(8), "big") & 0x3FFF_FFFF_FFFF_FFFF
     value = (ms & 0xFFFF_FFFF_FFFF) << 80
     value |= 0x7 << 76
     value |= counter << 64
     value |= 0b10 << 62
-    value |= rand
-    return str(uuid.UUID(int=value))
+    value |= entropy & 0x3FFF_FFFF_FFFF_FFFF
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def is_id(text: str) -> bool:

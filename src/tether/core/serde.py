@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable
 from datetime import datetime
 from enum import Enum
 from typing import Any, TypeVar
@@ -19,21 +20,64 @@ from tether.core.usage import Usage
 T = TypeVar("T")
 
 
+#: Types whose values are already JSON-ready (exact types: subclasses such as StrEnum are not).
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+#: How to convert a value, by its exact type (decided once per type, in to_data's order).
+_CONVERTERS: dict[type, Callable[[Any], Any]] = {}
+
+
 def to_data(value: Any) -> Any:
     """A JSON-ready form of a record, list, dict, enum or time."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        if isinstance(value, Usage):
-            out["total_tokens"] = value.total_tokens
-        return out
-    if isinstance(value, datetime):
-        return to_iso(value)
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, list | tuple):
+    cls = type(value)
+    if cls in _PLAIN:
+        return value
+    if cls is dict:
+        return {k if type(k) is str else str(k): to_data(v) for k, v in value.items()}
+    if cls is list:
         return [to_data(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_data(v) for k, v in value.items()}
+    convert = _CONVERTERS.get(cls)
+    if convert is None:
+        convert = _CONVERTERS[cls] = _converter(cls)
+    return convert(value)
+
+
+def _converter(cls: type) -> Callable[[Any], Any]:
+    """The conversion for values of type cls: records, times, enums, sequences, mappings."""
+    if dataclasses.is_dataclass(cls) and not issubclass(cls, type):
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        with_total = issubclass(cls, Usage)
+
+        def record(value: Any) -> dict[str, Any]:
+            out = {name: to_data(getattr(value, name)) for name in names}
+            if with_total:
+                out["total_tokens"] = value.total_tokens
+            return out
+
+        return record
+    if issubclass(cls, datetime):
+        return to_iso
+    if issubclass(cls, Enum):
+        return _enum_value
+    if issubclass(cls, list | tuple):
+        return _sequence
+    if issubclass(cls, dict):
+        return _mapping
+    return _same
+
+
+def _enum_value(value: Enum) -> Any:
+    return value.value
+
+
+def _sequence(value: list[Any] | tuple[Any, ...]) -> list[Any]:
+    return [to_data(v) for v in value]
+
+
+def _mapping(value: dict[Any, Any]) -> dict[str, Any]:
+    return {str(k): to_data(v) for k, v in value.items()}
+
+
+def _same(value: Any) -> Any:
     return value
 
 

@@ -29,16 +29,18 @@ _MAX_TOOL_CALLS = 20
 _MESSAGE_PAGE = 64
 _MAX_MESSAGE_PAGES = 16
 _SNIPPET_CHARS = 400
+#: json.dumps(value, ensure_ascii=False, default=str), without a new encoder per call.
+_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def estimate_tokens(value: Any) -> int:
     """A model-independent estimate: about four characters of JSON per token."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else _json(value)
     return max(1, (len(text) + 3) // 4)
 
 
 def _snip(value: Any, limit: int = _SNIPPET_CHARS) -> Any:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else _json(value)
     if len(text) <= limit:
         return value
     return text[:limit] + f"… [{len(text) - limit} more characters]"
@@ -92,7 +94,9 @@ async def assemble_context(
                 bucket.append(entry)
 
     runs_cap = budget.used + int(budget_tokens * _SHARES["runs"])
-    page = await store.list_runs(session_id=session.id, limit=_MAX_RUNS + 1, newest_first=True)
+    page = await store.list_runs(
+        session_id=session.id, limit=_MAX_RUNS + 1, newest_first=True, with_context=False
+    )
     earlier = []
     for run in page.data:
         if run.id == exclude_run_id:

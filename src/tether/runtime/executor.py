@@ -97,7 +97,7 @@ class Executor:
                     )
                     next_renewal = loop.time() + renew_every
                 else:
-                    current = await self._store.get_run(run.id)
+                    current = await self._store.get_run(run.id, with_context=False)
             except StoreError as exc:  # the database hiccuped: the lease outlives it
                 log.warning("lease check failed for run %s: %s", run.id, exc)
                 continue
@@ -134,6 +134,7 @@ class Executor:
         except LeaseLost:
             return
         except TimeoutError as exc:
+            await _settle(ctx)
             if deadline.expired():
                 await self._finish(
                     run,
@@ -147,6 +148,7 @@ class Executor:
             return
         except Exception as exc:
             log.info("run %s failed: %s: %s", run.id, type(exc).__name__, exc)
+            await _settle(ctx)
             await self._finish(run, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id))
             return
         try:
@@ -213,3 +215,10 @@ def _holder(run: Run) -> str:
     if run.worker_id is None:
         raise LeaseLost(f"run {run.id} is not held by anyone")
     return run.worker_id
+
+
+async def _settle(ctx: RunContext) -> None:
+    """Commit the memory writes the agent made before it failed (working memory is kept for
+    audit), while the run is still open to them; a write refused now is dropped."""
+    with contextlib.suppress(Exception):
+        await ctx.flush()

@@ -265,6 +265,12 @@ class Service:
             raise NotFound("run", run_id)
         return run
 
+    async def _run_without_context(self, run_id: str) -> Run:
+        run = await self.store.get_run(run_id, owner=self.owner, with_context=False)
+        if run is None:
+            raise NotFound("run", run_id)
+        return run
+
     async def list_runs(
         self,
         session_id: str,
@@ -292,9 +298,12 @@ class Service:
         changes = self.store.changes
         while True:
             cursor = changes.cursor()
-            run = await self.get_run(run_id)
+            # Status checks skip the run's (possibly large) context; the answer has it.
+            run = await self._run_without_context(run_id)
             if run.is_terminal or run.status is RunStatus.WAITING:
-                return run
+                run = await self.get_run(run_id)
+                if run.is_terminal or run.status is RunStatus.WAITING:
+                    return run
             pause = self.settings.poll_interval
             if deadline is not None:
                 remaining = deadline - loop.time()
@@ -320,7 +329,7 @@ class Service:
         await self.store.delete_run(run_id, owner=self.owner)
 
     async def list_steps(self, run_id: str) -> list[Step]:
-        await self.get_run(run_id)
+        await self._run_without_context(run_id)
         return await self.store.list_steps(run_id)
 
     async def list_tool_calls(
@@ -338,7 +347,7 @@ class Service:
         if session_id is not None:
             await self.get_session(session_id)
         elif run_id is not None:
-            await self.get_run(run_id)
+            await self._run_without_context(run_id)
         else:
             raise UsageError("give a session_id or a run_id")
         return await self.store.list_tool_calls(
@@ -386,7 +395,7 @@ class Service:
             raise NotFound("memory item", key)
 
     async def list_run_memory(self, run_id: str) -> list[MemoryItem]:
-        await self.get_run(run_id)
+        await self._run_without_context(run_id)
         return await self.store.list_memory(scope=MemoryScope.RUN, scope_id=run_id)
 
     async def promote_memory(
@@ -534,7 +543,7 @@ class Service:
         if session_id is not None:
             await self.get_session(session_id)
         else:
-            await self.get_run(run_id or "")
+            await self._run_without_context(run_id or "")
 
 
 def _found(item: MemoryItem | None, key: str) -> MemoryItem:

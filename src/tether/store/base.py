@@ -149,8 +149,11 @@ class Store(Protocol):
         written by the new run (+ message.added each), so no worker sees the run without them.
         """
 
-    async def get_run(self, run_id: str, *, owner: str | None = None) -> Run | None:
-        """The run, or None."""
+    async def get_run(
+        self, run_id: str, *, owner: str | None = None, with_context: bool = True
+    ) -> Run | None:
+        """The run, or None. ``with_context=False`` leaves ``run.context`` (the assembled
+        context, often the largest part of a run) unread: None."""
 
     async def list_runs(
         self,
@@ -160,8 +163,9 @@ class Store(Protocol):
         limit: int = 50,
         cursor: str | None = None,
         newest_first: bool = False,
+        with_context: bool = True,
     ) -> Page[Run]:
-        """Runs of a session by seq."""
+        """Runs of a session by seq; ``with_context=False`` as in get_run."""
 
     async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
         """Atomically take the oldest startable run and lease it to worker_id (+ run.started).

@@ -38,7 +38,7 @@ class ChangeFeed:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+        self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Future[bool]]]] = {}
         self._seq = 0
         self._last: OrderedDict[str, int] = OrderedDict()
         self._floor = 0  # the newest publish whose topic was forgotten
@@ -50,7 +50,7 @@ class ChangeFeed:
 
     def publish(self, topics: Iterable[str]) -> None:
         """Wake every waiter of any of these topics."""
-        woken: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        woken: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[bool]]] = []
         with self._lock:
             self._seq += 1
             for topic in topics:
@@ -60,11 +60,20 @@ class ChangeFeed:
             while len(self._last) > _REMEMBERED:
                 _, seq = self._last.popitem(last=False)
                 self._floor = max(self._floor, seq)
+        if not woken:
+            return
+        try:
+            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
         for loop, fut in woken:
+            if loop is here:
+                _settle(fut, True)  # same loop and thread: no self-pipe round trip
+                continue
             if loop.is_closed():
                 continue
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(_wake, fut)
+                loop.call_soon_threadsafe(_settle, fut, True)
 
     def publish_all(self) -> None:
         """Wake every waiter, and every later wait since an earlier cursor: for when
@@ -86,7 +95,7 @@ class ChangeFeed:
     ) -> bool:
         """Wait until one of topics is published (after since) or timeout passes; True if woken."""
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[None] = loop.create_future()
+        fut: asyncio.Future[bool] = loop.create_future()
         entry = (loop, fut)
         names = list(topics)
         with self._lock:
@@ -94,12 +103,14 @@ class ChangeFeed:
                 return True
             for topic in names:
                 self._waiters.setdefault(topic, set()).add(entry)
+        # A timer settles the same future (cheaper than asyncio.wait_for and its extra task
+        # switches); cancelling the waiting task cancels the future.
+        timer = None if timeout is None else loop.call_later(timeout, _settle, fut, False)
         try:
-            await asyncio.wait_for(fut, timeout)
-            return True
-        except TimeoutError:
-            return False
+            return await fut
         finally:
+            if timer is not None:
+                timer.cancel()
             with self._lock:
                 for topic in names:
                     bucket = self._waiters.get(topic)
@@ -119,6 +130,6 @@ class ChangeFeed:
         return False
 
 
-def _wake(fut: asyncio.Future[None]) -> None:
+def _settle(fut: asyncio.Future[bool], woken: bool) -> None:
     if not fut.done():
-        fut.set_result(None)
+        fut.set_result(woken)

@@ -115,9 +115,12 @@ class RunsPart(SessionsPart):
                 await self._insert_message(tx, message, created.owner)
         return created, True
 
-    async def get_run(self, run_id: str, *, owner: str | None = None) -> Run | None:
+    async def get_run(
+        self, run_id: str, *, owner: str | None = None, with_context: bool = True
+    ) -> Run | None:
+        query = "get_run" if with_context else "get_run_without_context"
         async with self._db.read() as tx:
-            row = await tx.one("get_run", id=run_id, owner=owner)
+            row = await tx.one(query, id=run_id, owner=owner)
         return None if row is None else self._run(row)
 
     async def list_runs(
@@ -128,12 +131,14 @@ class RunsPart(SessionsPart):
         limit: int = 50,
         cursor: str | None = None,
         newest_first: bool = False,
+        with_context: bool = True,
     ) -> Page[Run]:
         position = None if cursor is None else decode_cursor(cursor, int)[0]
+        brief = "" if with_context else "_without_context"
         async with self._db.read() as tx:
             if newest_first:
                 rows = await tx.all(
-                    "runs_backward",
+                    "runs_backward" + brief,
                     session_id=session_id,
                     status=None if status is None else status.value,
                     before_seq=_MAX_SEQ if position is None else position,
@@ -141,7 +146,7 @@ class RunsPart(SessionsPart):
                 )
             else:
                 rows = await tx.all(
-                    "runs_forward",
+                    "runs_forward" + brief,
                     session_id=session_id,
                     status=None if status is None else status.value,
                     after_seq=0 if position is None else position,

@@ -12,12 +12,13 @@ from tether.core.page import Page
 from tether.core.run import ErrorInfo
 from tether.core.status import StepStatus, check_transition
 from tether.core.step import Step, StepKind
-from tether.core.usage import Usage
+from tether.core.usage import ZERO_USAGE, Usage
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
     decode_cursor,
     encode_cursor,
     error_data,
+    from_us,
     opt_us,
     step_from_row,
     to_us,
@@ -53,13 +54,11 @@ class StepsPart(SessionsPart):
     ) -> Step:
         async with self._db.write() as tx:
             held = await self._open_seq(tx, run_id, worker_id)
-            row = await tx.one(
-                "insert_step",
-                **self._step_params(
-                    held, run_id, position, kind, name, StepStatus.RUNNING, input, now
-                ),
+            params = self._step_params(
+                held, run_id, position, kind, name, StepStatus.RUNNING, input, now
             )
-            step = self._step(row)
+            await tx.run("insert_step", **params)
+            step = _inserted(params, kind, StepStatus.RUNNING, input, None, None, None)
             await self._step_event(tx, "step.started", step, held["owner"], now)
         return step
 
@@ -185,7 +184,7 @@ class StepsPart(SessionsPart):
                     raise InvalidTransition("step", current["status"], status.value, step_id)
                 await self._lost(tx, current["run_id"], worker_id)
             step = self._step(row)
-            run_row = await tx.one("get_run", id=step.run_id, owner=None)
+            run_row = await tx.one("run_owner", id=step.run_id)
             assert run_row is not None
             owner = run_row["owner"]
             await self._after_step(tx, step, owner, now, message)
@@ -211,24 +210,22 @@ class StepsPart(SessionsPart):
         check_transition(StepStatus.RUNNING, status)
         async with self._db.write() as tx:
             held = await self._open_seq(tx, run_id, worker_id)
-            row = await tx.one(
-                "insert_step",
-                **self._step_params(
-                    held,
-                    run_id,
-                    position,
-                    kind,
-                    name,
-                    status,
-                    input,
-                    now,
-                    output=output,
-                    error=error,
-                    usage=usage,
-                    ended_at=now,
-                ),
+            params = self._step_params(
+                held,
+                run_id,
+                position,
+                kind,
+                name,
+                status,
+                input,
+                now,
+                output=output,
+                error=error,
+                usage=usage,
+                ended_at=now,
             )
-            step = self._step(row)
+            await tx.run("insert_step", **params)
+            step = _inserted(params, kind, status, input, output, error, usage)
             await self._after_step(tx, step, held["owner"], now, message)
             await self._step_event(tx, f"step.{status.value}", step, held["owner"], now)
         return step
@@ -281,3 +278,33 @@ class StepsPart(SessionsPart):
             rows = await tx.all(name, **params)
         steps = [self._step(r) for r in rows[:limit]]
         return Page(steps, encode_cursor(steps[-1].id) if len(rows) > limit else None)
+
+
+def _inserted(
+    params: dict[str, Any],
+    kind: StepKind,
+    status: StepStatus,
+    input: Any,
+    output: Any,
+    error: ErrorInfo | None,
+    usage: Usage | None,
+) -> Step:
+    """The step insert_step wrote, from its parameters (no read back)."""
+    ended = params["ended_at"]
+    return Step(
+        id=params["id"],
+        run_id=params["run_id"],
+        session_id=params["session_id"],
+        seq=params["seq"],
+        position=params["position"],
+        kind=kind,
+        name=params["name"],
+        status=status,
+        started_at=from_us(params["started_at"]),
+        input=input,
+        output=output,
+        error=error,
+        ended_at=None if ended is None else from_us(ended),
+        usage=usage or ZERO_USAGE,
+        attempt=params["attempt"],
+    )

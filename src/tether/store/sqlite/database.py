@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +23,8 @@ from tether.store.sql.queries import load_queries
 Durability = Literal["normal", "full"]
 _PACKAGE = "tether.store.sqlite"
 _QUERIES = load_queries(_PACKAGE)
+#: json.dumps with these options, without building an encoder on every call.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 class _Tx:
@@ -65,6 +65,61 @@ class _Tx:
         self.topics.extend(topics)
 
 
+class _Write:
+    """``async with db.write() as tx``: one transaction under the connection lock."""
+
+    __slots__ = ("_db", "_tx")
+
+    def __init__(self, db: SqliteDatabase) -> None:
+        self._db = db
+        self._tx = _Tx(db._conn, db.location)
+
+    async def __aenter__(self) -> _Tx:
+        db = self._db
+        db._lock.acquire()
+        try:
+            db._check_open()
+            db._execute("BEGIN IMMEDIATE")
+        except BaseException:
+            db._lock.release()
+            raise
+        return self._tx
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        db = self._db
+        try:
+            if exc_type is not None:
+                db._conn.rollback()
+                return
+            db._execute("COMMIT")
+        finally:
+            db._lock.release()
+        if self._tx.topics:
+            db.changes.publish(self._tx.topics)
+
+
+class _Read:
+    """``async with db.read() as tx``: statements under the connection lock."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: SqliteDatabase) -> None:
+        self._db = db
+
+    async def __aenter__(self) -> _Tx:
+        db = self._db
+        db._lock.acquire()
+        try:
+            db._check_open()
+        except BaseException:
+            db._lock.release()
+            raise
+        return _Tx(db._conn, db.location)
+
+    async def __aexit__(self, *_: object) -> None:
+        self._db._lock.release()
+
+
 class SqliteDatabase:
     """A tether database in one SQLite file (or in memory, for tests)."""
 
@@ -84,34 +139,25 @@ class SqliteDatabase:
 
     # -- Database protocol ---------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def write(self) -> AsyncIterator[_Tx]:
-        tx = _Tx(self._conn, self.location)
-        with self._lock:
-            self._check_open()
-            self._execute("BEGIN IMMEDIATE")
-            try:
-                yield tx
-            except BaseException:
-                self._conn.rollback()
-                raise
-            self._execute("COMMIT")
-        if tx.topics:
-            self.changes.publish(tx.topics)
+    def write(self) -> _Write:
+        """A write transaction (BEGIN IMMEDIATE … COMMIT); topics are published after commit."""
+        return _Write(self)
 
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[_Tx]:
-        with self._lock:
-            self._check_open()
-            yield _Tx(self._conn, self.location)
+    def read(self) -> _Read:
+        """Statements under the connection lock, outside any write."""
+        return _Read(self)
 
     def dump_json(self, value: Any) -> str | None:
         if value is None:
             return None
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return _encode(value)
 
     def load_json(self, column: Any) -> Any:
-        return None if column is None else json.loads(column)
+        if column is None:
+            return None
+        if column == "{}":  # the most common value by far (empty metadata)
+            return {}
+        return json.loads(column)
 
     def is_unique_violation(self, exc: BaseException) -> bool:
         cause = exc.__cause__ if isinstance(exc, StoreError) else exc

@@ -37,7 +37,8 @@ RETURNING owner, message_count, run_count;
 
 -- name: touch_session_softly
 UPDATE sessions SET last_activity_at = :now
-WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000;
+WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now);
 
 -- name: list_sessions_first
 SELECT * FROM sessions
@@ -164,6 +165,14 @@ RETURNING *;
 -- name: get_run
 SELECT * FROM runs WHERE id = :id AND (:owner IS NULL OR owner = :owner);
 
+-- The same without the assembled context (often the largest column), for status checks and lists.
+-- name: get_run_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs WHERE id = :id AND (:owner IS NULL OR owner = :owner);
+
 -- name: runs_forward
 SELECT * FROM runs
 WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq > :after_seq
@@ -171,6 +180,24 @@ ORDER BY seq LIMIT :limit;
 
 -- name: runs_backward
 SELECT * FROM runs
+WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq < :before_seq
+ORDER BY seq DESC LIMIT :limit;
+
+-- name: runs_forward_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
+WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq > :after_seq
+ORDER BY seq LIMIT :limit;
+
+-- name: runs_backward_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
 WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq < :before_seq
 ORDER BY seq DESC LIMIT :limit;
 
@@ -197,6 +224,10 @@ WHERE id = (
                         AND o.seq < r.seq)
       AND NOT EXISTS (SELECT 1 FROM runs AS a
                       WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+      AND EXISTS (SELECT 1 FROM sessions AS s
+                  WHERE s.id = r.session_id AND s.status = 'active'
+                    AND (s.ttl_seconds IS NULL
+                         OR s.last_activity_at + s.ttl_seconds * 1000000 > :now))
     ORDER BY r.created_at, r.id
     LIMIT 1)
 RETURNING *;
@@ -296,18 +327,24 @@ DELETE FROM runs WHERE id = :run_id;
 
 -- steps ----------------------------------------------------------------------------------------
 
+-- The guard (the run is running and held by this worker) and the next step seq, read from the
+-- (run_id, seq) index: a read, so that appending a step does not also rewrite the run's row.
+-- The writer lock (BEGIN IMMEDIATE) makes it race-free. runs.step_count is no longer kept.
 -- name: next_step_seq
-UPDATE runs SET step_count = step_count + 1
-WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id
-RETURNING step_count, session_id, owner, attempt;
+SELECT COALESCE((SELECT MAX(seq) FROM steps WHERE run_id = :run_id), 0) + 1 AS step_count,
+       session_id, owner, attempt
+FROM runs
+WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id;
 
 -- name: insert_step
 INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
                    error, started_at, ended_at, input_tokens, output_tokens, model_requests,
                    attempt)
 VALUES (:id, :run_id, :session_id, :seq, :position, :kind, :name, :status, :input, :output,
-        :error, :started_at, :ended_at, :input_tokens, :output_tokens, :requests, :attempt)
-RETURNING *;
+        :error, :started_at, :ended_at, :input_tokens, :output_tokens, :requests, :attempt);
+
+-- name: run_owner
+SELECT owner FROM runs WHERE id = :id;
 
 -- name: finish_step
 UPDATE steps

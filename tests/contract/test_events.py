@@ -1,0 +1,133 @@
+"""The event log: every state change appends its event in the same transaction, ids increase
+in commit order, and reading after an id never skips one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tether.core.clock import ManualClock
+from tether.core.errors import SessionBusy
+from tether.core.memory import MemoryScope
+from tether.core.run import IfBusy
+from tether.core.status import RunStatus, StepStatus
+from tether.core.step import StepKind
+from tether.store.base import Store
+
+from ..support import WORKER, Factory
+
+
+async def test_a_session_story_is_told_by_its_events(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session()
+    message = await make.message(session.id, "find out why the tests fail")
+    run = await make.held(session.id)
+    step = await store.start_step(
+        run_id=run.id,
+        worker_id=WORKER,
+        position=1,
+        kind=StepKind.TOOL_CALL,
+        name="run_command",
+        input={"arguments": {"command": "pytest"}},
+        now=clock.now(),
+    )
+    await store.finish_step(
+        step.id, worker_id=WORKER, status=StepStatus.COMPLETED, now=clock.now(), output="1 failed"
+    )
+    await store.put_memory(
+        scope=MemoryScope.RUN, scope_id=run.id, key="k", value="v", owner=None, now=clock.now()
+    )
+    await store.finish_run(
+        run.id, worker_id=WORKER, status=RunStatus.COMPLETED, now=clock.now(), output={"ok": 1}
+    )
+    await store.update_session(session.id, owner=None, now=clock.now(), title="renamed")
+    await store.close_session(session.id, owner=None, now=clock.now())
+
+    events = await store.list_events(session_id=session.id)
+    assert [e.type for e in events] == [
+        "session.created",
+        "message.added",
+        "run.created",
+        "run.started",
+        "step.started",
+        "step.completed",
+        "memory.set",
+        "run.completed",
+        "session.updated",
+        "session.closed",
+    ]
+    assert all(e.session_id == session.id and e.owner == "alice" for e in events)
+    by_type = {e.type: e for e in events}
+    assert by_type["message.added"].data["message"]["id"] == message.id
+    assert by_type["message.added"].data["message"]["content"] == "find out why the tests fail"
+    assert by_type["run.completed"].data["run"]["status"] == "completed"
+    assert by_type["run.completed"].data["run"]["output"] == {"ok": 1}
+    assert by_type["step.completed"].data["step"]["output"] == "1 failed"
+    assert by_type["session.updated"].data["changed"] == ["title"]
+    assert by_type["session.closed"].data["session"]["status"] == "closed"
+    run_events = await store.list_events(run_id=run.id)
+    assert [e.type for e in run_events] == [
+        "run.created",
+        "run.started",
+        "step.started",
+        "step.completed",
+        "memory.set",
+        "run.completed",
+    ]
+
+
+async def test_event_ids_strictly_increase_in_commit_order(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    one, two = await make.session(), await make.session()
+    for i in range(10):
+        await make.message(one.id if i % 2 else two.id, f"m{i}")
+    ones = await store.list_events(session_id=one.id)
+    twos = await store.list_events(session_id=two.id)
+    for events in (ones, twos):
+        ids = [e.id for e in events]
+        assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    merged = sorted([*ones, *twos], key=lambda e: e.id)
+    contents = [e.data["message"]["content"] for e in merged if e.type == "message.added"]
+    assert contents == [f"m{i}" for i in range(10)]  # commit order
+
+
+@pytest.mark.parametrize("limit", [1, 3, 7])
+async def test_reading_after_an_id_never_skips_one(
+    store: Store, make: Factory, clock: ManualClock, limit: int
+) -> None:
+    session = await make.session()
+    for i in range(12):
+        await make.message(session.id, f"m{i}")
+    everything = await store.list_events(session_id=session.id)
+    seen = []
+    after = 0
+    while True:
+        batch = await store.list_events(session_id=session.id, after_id=after, limit=limit)
+        if not batch:
+            break
+        assert len(batch) <= limit
+        seen.extend(batch)
+        after = batch[-1].id
+    assert seen == everything
+    assert len(everything) == 13
+
+
+async def test_a_refused_change_writes_no_event(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session()
+    await make.held(session.id)
+    before = await store.list_events(session_id=session.id)
+    with pytest.raises(SessionBusy):
+        await make.run(session.id, if_busy=IfBusy.REJECT)
+    assert await store.list_events(session_id=session.id) == before
+    stored = await store.get_session(session.id)
+    assert stored is not None and stored.run_count == 1
+
+
+async def test_list_events_needs_exactly_one_target(store: Store) -> None:
+    with pytest.raises(ValueError):
+        await store.list_events()
+    with pytest.raises(ValueError):
+        await store.list_events(session_id="a", run_id="b")

@@ -1,0 +1,87 @@
+"""The synchronous facade (``tether.open``) end to end, the way DESIGN.md §5 shows it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import tether
+from tether.core.clock import ManualClock
+from tether.runtime.agent import AgentRegistry
+from tether.runtime.run_context import RunContext
+
+from ..support import TEST_SETTINGS
+
+
+async def remembering(ctx: RunContext) -> dict[str, object]:
+    ctx.memory.run["hypothesis"] = "module `requests` is missing"
+    answer = await ctx.wait_for_input("Apply the fix?")
+    await ctx.memory.promote("hypothesis")
+    return {"summary": f"answer was {answer}", "python": ctx.memory.session.get("python")}
+
+
+@pytest.fixture
+def tt(tmp_path: Path, agents: AgentRegistry) -> Iterator[tether.Tether]:
+    agents.register("remembering", remembering)
+    opened = tether.open(
+        tmp_path / "facade.db", clock=ManualClock(), agents=agents, settings=TEST_SETTINGS
+    )
+    yield opened
+    opened.close()
+
+
+def test_quick_taste(tt: tether.Tether) -> None:
+    s = tt.sessions.create(title="x")
+    run = s.runs.create("hi", agent="echo", input={"text": "yo"}).wait(10)
+    assert run.status is tether.RunStatus.COMPLETED
+    assert run.output == {"text": "echo: yo"}
+    assert [m.content for m in s.messages] == ["echo: yo"]
+
+
+def test_the_design_walkthrough(tt: tether.Tether) -> None:
+    s = tt.sessions.create(title="Keep helping me", context={"workspace": "./calc"})
+    s.memory["python"] = "3.9"
+    assert dict(s.memory) == {"python": "3.9"}
+
+    run = s.runs.create(goal="Analyse", agent="remembering").wait(10)
+    assert run.status is tether.RunStatus.WAITING
+    assert run.waiting_for is not None and run.waiting_for["prompt"] == "Apply the fix?"
+    assert dict(run.memory) == {"hypothesis": "module `requests` is missing"}
+    with pytest.raises(TypeError):
+        run.memory["hypothesis"] = "changed from outside"
+
+    done = run.resume("yes").wait(10)
+    assert done.status is tether.RunStatus.COMPLETED, done.error
+    assert done.output == {"summary": "answer was yes", "python": "3.9"}
+    assert [i.source_run_id for i in s.memory.items_with_source() if i.key == "hypothesis"] == [
+        run.id
+    ]
+    assert [st.kind for st in done.steps] == [tether.StepKind.MESSAGE]
+
+    second = s.runs.create("Verify", agent="echo", input={"text": "ok"}).wait(10)
+    assert [r.seq for r in s.runs.list()] == [1, 2]
+    assert second.refresh().status is tether.RunStatus.COMPLETED
+    assert s.refresh().status is tether.SessionStatus.ACTIVE
+
+    closed = s.close()
+    assert closed.status is tether.SessionStatus.CLOSED
+    with pytest.raises(tether.SessionClosed):
+        s.runs.create("more", agent="echo")
+    with pytest.raises(tether.SessionClosed):
+        s.memory["python"] = "3.12"
+    assert tt.sessions.get(s.id).status is tether.SessionStatus.CLOSED
+    assert [e.type for e in s.events()][-1] == "session.closed"
+
+
+def test_busy_session_through_the_facade(tt: tether.Tether) -> None:
+    s = tt.sessions.create()
+    waiting = s.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(10)
+    assert waiting.status is tether.RunStatus.WAITING
+    with pytest.raises(tether.SessionBusy) as caught:
+        s.runs.create("again", agent="echo")
+    assert caught.value.active_run_id == waiting.id
+    newer = s.runs.create("again", agent="echo", input={"text": "2"}, if_busy="interrupt")
+    assert newer.wait(10).status is tether.RunStatus.COMPLETED
+    assert waiting.refresh().status is tether.RunStatus.CANCELLED

@@ -1,0 +1,174 @@
+"""Migrations of the SQLite file: an empty file is brought to the latest schema, an older schema
+is upgraded with its data, a newer one is refused, and nothing is applied twice."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tether.core.clock import ManualClock
+from tether.core.errors import SchemaTooNew, StoreError
+from tether.core.memory import MemoryScope
+from tether.store.factory import open_store
+from tether.store.migrate import load_migrations
+from tether.store.sqlite.database import _statements
+from tether.store.sqlite.store import SqliteStore
+
+from ..support import Factory
+
+MIGRATIONS = load_migrations("tether.store.sqlite")
+LATEST = MIGRATIONS[-1].version
+
+
+def _versions(path: Path) -> list[tuple[int, str]]:
+    with sqlite3.connect(path) as conn:
+        return [
+            tuple(r)
+            for r in conn.execute("SELECT version, name FROM schema_version ORDER BY version")
+        ]
+
+
+def _tables(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {r[0] for r in rows}
+
+
+def test_migrations_are_numbered_from_one_without_gaps() -> None:
+    assert [m.version for m in MIGRATIONS] == list(range(1, LATEST + 1))
+    assert MIGRATIONS[0].name == "initial"
+
+
+async def test_an_empty_file_is_migrated_to_the_latest_version(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    sqlite3.connect(path).close()  # a file at schema version 0
+    assert path.exists()
+    store = SqliteStore(path)
+    try:
+        assert await store.schema_version() == LATEST
+    finally:
+        await store.close()
+    assert _versions(path) == [(m.version, m.name) for m in MIGRATIONS]
+    assert {"sessions", "runs", "steps", "messages", "memory", "events"} <= _tables(path)
+
+
+async def test_a_missing_file_is_created(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "new.db")
+    try:
+        assert await store.schema_version() == LATEST
+    finally:
+        await store.close()
+
+
+def _mark_newer(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO schema_version (version, name, applied_at) VALUES (?, 'future', 'x')",
+            (LATEST + 1,),
+        )
+
+
+@pytest.mark.parametrize("opener", ["SqliteStore", "open_store"])
+async def test_a_newer_schema_is_refused_with_a_clear_message(tmp_path: Path, opener: str) -> None:
+    path = tmp_path / "newer.db"
+    await SqliteStore(path).close()
+    _mark_newer(path)
+
+    with pytest.raises(SchemaTooNew) as caught:
+        SqliteStore(path) if opener == "SqliteStore" else open_store(str(path))
+
+    message = str(caught.value)
+    assert str(path) in message
+    assert f"schema version {LATEST + 1}" in message
+    assert f"newer than the {LATEST}" in message
+    assert "upgrade tether" in message
+    # Refusing did not touch the file.
+    assert _versions(path)[-1] == (LATEST + 1, "future")
+
+
+def test_a_newer_schema_only_file_is_refused(tmp_path: Path) -> None:
+    """A schema_version table alone (no tables this tether knows) is still refused, not patched."""
+    path = tmp_path / "bare.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+            " applied_at TEXT NOT NULL)"
+        )
+    _mark_newer(path)
+    with pytest.raises(SchemaTooNew):
+        SqliteStore(path)
+    assert "sessions" not in _tables(path)
+
+
+async def test_reopening_does_not_reapply_migrations(tmp_path: Path) -> None:
+    path = tmp_path / "twice.db"
+    await SqliteStore(path).close()
+    with sqlite3.connect(path) as conn:
+        applied = conn.execute("SELECT version, applied_at FROM schema_version").fetchall()
+    for _ in range(2):
+        store = SqliteStore(path)
+        try:
+            assert await store.schema_version() == LATEST
+            assert store.database.migrate() == (LATEST, LATEST)  # nothing left to do
+        finally:
+            await store.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version, applied_at FROM schema_version").fetchall() == applied
+
+
+async def test_a_file_at_version_one_opens_at_the_latest_version_with_its_data(
+    tmp_path: Path,
+) -> None:
+    """A database written by the first released schema (only migration 0001 applied)."""
+    path = tmp_path / "v1.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+            " applied_at TEXT NOT NULL)"
+        )
+        for statement in _statements(MIGRATIONS[0].sql):
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (1, 'initial', 'then')")
+    old = SqliteStore(path, migrate=False)  # the old tether, writing at version 1
+    clock = ManualClock()
+    make = Factory(old, clock)
+    try:
+        assert await old.schema_version() == 1
+        session = await make.session(title="from the old days")
+        await make.message(session.id, "still here?")
+        run = await make.held(session.id)
+        await old.put_memory(
+            scope=MemoryScope.SESSION,
+            scope_id=session.id,
+            key="python",
+            value="3.9",
+            owner=None,
+            now=clock.now(),
+        )
+    finally:
+        await old.close()
+
+    store = SqliteStore(path)
+    try:
+        assert await store.schema_version() == LATEST
+        reread = await store.get_session(session.id)
+        assert reread is not None and reread.title == "from the old days"
+        assert [m.content for m in await store.list_messages(session.id)] == ["still here?"]
+        stored_run = await store.get_run(run.id)
+        assert stored_run == run
+        item = await store.get_memory(scope=MemoryScope.SESSION, scope_id=session.id, key="python")
+        assert item is not None and item.value == "3.9"
+        events = await store.list_events(session_id=session.id)
+        assert [e.type for e in events][:2] == ["session.created", "message.added"]
+    finally:
+        await store.close()
+    assert [v for v, _ in _versions(path)] == list(range(1, LATEST + 1))
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.db"
+    path.write_bytes(b"this is not a sqlite database, not at all" * 100)
+    with pytest.raises(StoreError, match=r"garbage\.db.*as a tether database"):
+        SqliteStore(path)
