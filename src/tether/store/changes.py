@@ -60,20 +60,7 @@ class ChangeFeed:
             while len(self._last) > _REMEMBERED:
                 _, seq = self._last.popitem(last=False)
                 self._floor = max(self._floor, seq)
-        if not woken:
-            return
-        try:
-            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            here = None
-        for loop, fut in woken:
-            if loop is here:
-                _settle(fut, True)  # same loop and thread: no self-pipe round trip
-                continue
-            if loop.is_closed():
-                continue
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(_settle, fut, True)
+        _wake(woken)
 
     def publish_all(self) -> None:
         """Wake every waiter, and every later wait since an earlier cursor: for when
@@ -84,11 +71,7 @@ class ChangeFeed:
             self._floor = self._seq
             woken = [entry for bucket in self._waiters.values() for entry in bucket]
             self._waiters.clear()
-        for loop, fut in woken:
-            if loop.is_closed():
-                continue
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_wake, fut)
+        _wake(woken)
 
     async def wait(
         self, topics: Iterable[str], timeout: float | None, since: int | None = None
@@ -128,6 +111,23 @@ class ChangeFeed:
             elif seq > since:
                 return True
         return False
+
+
+def _wake(woken: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[bool]]]) -> None:
+    if not woken:
+        return
+    try:
+        here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        here = None
+    for loop, fut in woken:
+        if loop is here:
+            _settle(fut, True)  # same loop and thread: no self-pipe round trip
+            continue
+        if loop.is_closed():
+            continue
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(_settle, fut, True)
 
 
 def _settle(fut: asyncio.Future[bool], woken: bool) -> None:
