@@ -191,6 +191,14 @@ RETURNING *;
 -- name: get_run
 SELECT * FROM runs WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
 
+-- The same without the assembled context (often the largest column), for status checks and lists.
+-- name: get_run_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
+
 -- name: runs_forward
 SELECT * FROM runs
 WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
@@ -199,6 +207,26 @@ ORDER BY seq LIMIT %(limit)s;
 
 -- name: runs_backward
 SELECT * FROM runs
+WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND seq < %(before_seq)s
+ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: runs_forward_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
+WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND seq > %(after_seq)s
+ORDER BY seq LIMIT %(limit)s;
+
+-- name: runs_backward_without_context
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
 WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
   AND seq < %(before_seq)s
 ORDER BY seq DESC LIMIT %(limit)s;
@@ -213,7 +241,11 @@ UNION ALL
                    WHERE o.session_id = r.session_id
                      AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
    AND NOT EXISTS (SELECT 1 FROM runs AS a
-                   WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting')))
+                   WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+   AND EXISTS (SELECT 1 FROM sessions AS s
+               WHERE s.id = r.session_id AND s.status = 'active'
+                 AND (s.ttl_seconds IS NULL
+                      OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s)))
 LIMIT 1;
 
 -- name: claim_resumed_run
@@ -243,6 +275,10 @@ WHERE id = (
                         AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
       AND NOT EXISTS (SELECT 1 FROM runs AS a
                       WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+      AND EXISTS (SELECT 1 FROM sessions AS s
+                  WHERE s.id = r.session_id AND s.status = 'active'
+                    AND (s.ttl_seconds IS NULL
+                         OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s))
     ORDER BY r.created_at, r.id
     LIMIT 1
     FOR UPDATE SKIP LOCKED)
@@ -348,9 +384,14 @@ DELETE FROM runs WHERE id = %(run_id)s;
 -- steps ----------------------------------------------------------------------------------------
 
 -- name: next_step_seq
-UPDATE runs SET step_count = step_count + 1
+-- The guard (the run is running and held by this worker) and the next step seq. The run's row
+-- is locked, not rewritten: a concurrent cancel or reap waits for this step, and the next step
+-- of the same run for its seq.
+SELECT COALESCE((SELECT MAX(seq) FROM steps WHERE run_id = %(run_id)s), 0) + 1 AS step_count,
+       session_id, owner, attempt
+FROM runs
 WHERE id = %(run_id)s AND status = 'running' AND worker_id = %(worker_id)s
-RETURNING step_count, session_id, owner, attempt;
+FOR NO KEY UPDATE;
 
 -- name: insert_step
 INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
@@ -358,8 +399,10 @@ INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, in
                    attempt)
 VALUES (%(id)s, %(run_id)s, %(session_id)s, %(seq)s, %(position)s, %(kind)s, %(name)s,
         %(status)s, %(input)s::jsonb, %(output)s::jsonb, %(error)s::jsonb, %(started_at)s,
-        %(ended_at)s, %(input_tokens)s, %(output_tokens)s, %(requests)s, %(attempt)s)
-RETURNING *;
+        %(ended_at)s, %(input_tokens)s, %(output_tokens)s, %(requests)s, %(attempt)s);
+
+-- name: run_owner
+SELECT owner FROM runs WHERE id = %(id)s;
 
 -- name: finish_step
 UPDATE steps
