@@ -5,9 +5,9 @@ and an embedded worker.
 so fixtures can set up async resources on the very loop the test body uses.
 
 ``backend`` is the only backend-specific fixture: it hands out URLs of fresh, empty databases,
-and ``store`` opens one with ``open_store``. To run everything under ``tests/contract/`` (and
-every test built on ``store``) against PostgreSQL, add a ``postgres`` param to ``backend`` whose
-URLs name fresh databases (e.g. cloned from a migrated template), skipped without a server.
+and ``store`` opens one with ``open_store``. It is parametrized over SQLite and PostgreSQL, so
+everything under ``tests/contract/`` (and every test built on ``store``) runs on both; the
+PostgreSQL databases are clones of a migrated template (tests/pg.py).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 
+from .pg import Databases, template_databases
 from .support import OWNER, TEST_SETTINGS, Backend, Factory
 
 #: An async test that runs longer than this fails instead of hanging the suite.
@@ -64,9 +65,16 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=["sqlite"], ids=["sqlite"])
+@pytest.fixture(scope="session")
+def pg_databases() -> Iterator[Databases]:
+    """The PostgreSQL test server and its migrated template (see tests/pg.py): skipped with the
+    reason when no server answers, failed instead under CI=true."""
+    yield from template_databases()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    """The backend under test (only SQLite in this build)."""
+    """The backend under test: every test built on ``store`` runs on both."""
     if request.param == "sqlite":
         counter = itertools.count(1)
         return Backend(
@@ -74,6 +82,10 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
             new_url=lambda: str(tmp_path / f"tether-{next(counter)}.db"),
             scratch_url=lambda: ":memory:",
         )
+    if request.param == "postgres":
+        databases: Databases = request.getfixturevalue("pg_databases")
+        request.addfinalizer(databases.drop_made)
+        return Backend("postgres", new_url=databases.new_url, scratch_url=databases.scratch())
     raise AssertionError(f"unknown backend {request.param}")  # pragma: no cover
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -18,6 +18,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from tether.store.copy import TABLES as COPIED_TABLES
+
+#: Every table of the schema but schema_version.
+TABLES = ", ".join(table.name for table in COPIED_TABLES)
 #: Clones prepared ahead, in as many threads.
 SPARES = 2
 ADMIN_URL = os.environ.get("TETHER_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -83,6 +87,21 @@ class Databases:
         admin(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         self._made.append(name)
         return database_url(name)
+
+    def scratch(self) -> Callable[[], str]:
+        """URLs for throwaway stores opened one after the other (each closed before the next is
+        opened): one clone, emptied for each."""
+        made: list[str] = []
+
+        def url() -> str:
+            if not made:
+                made.append(self.new_url())
+            else:
+                with psycopg.connect(made[0], autocommit=True) as conn:
+                    conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY")
+            return made[0]
+
+        return url
 
     def drop_made(self) -> None:
         """Drop this test's databases (in the background)."""

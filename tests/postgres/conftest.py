@@ -1,4 +1,5 @@
-"""Fixtures of the PostgreSQL tests: a fresh database per test, cloned from a template."""
+"""Fixtures of the PostgreSQL tests: a fresh database per test, cloned from a template
+(``pg_databases``, shared with the contract suite, lives in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..pg import Databases, template_databases
-
-
-@pytest.fixture(scope="session")
-def pg_databases() -> Iterator[Databases]:
-    """The server (skipped, or failed under CI=true, when unreachable) and its template."""
-    yield from template_databases()
+from ..pg import Databases
 
 
 @pytest.fixture
