@@ -11,6 +11,7 @@ import pytest
 
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus
+from tether.core.step import StepKind
 from tether.store.base import Store
 from tether.store.postgres.database import ConcurrentUpdate
 from tether.store.postgres.store import _retried
@@ -128,3 +129,30 @@ def test_an_operation_that_lost_a_race_runs_again() -> None:
 
     assert run(_retried(flaky)()) == "ok"
     assert len(calls) == 3
+
+
+def test_steps_recorded_at_once_on_one_run_get_distinct_seqs(pg_url: str) -> None:
+    async def body(a: Store, b: Store) -> None:
+        svc = service(a)
+        session = await svc.create_session()
+        await svc.create_run(session.id, "parallel tools", agent="echo")
+        held = await a.claim_run(worker_id="w", now=now(), lease_seconds=30)
+        assert held is not None
+        steps = await asyncio.gather(
+            *(
+                (a, b)[n % 2].record_step(
+                    run_id=held.id,
+                    worker_id="w",
+                    position=n,
+                    kind=StepKind.TOOL_CALL,
+                    name="tool",
+                    input={"n": n},
+                    now=now(),
+                )
+                for n in range(20)
+            )
+        )
+        assert sorted(s.seq for s in steps) == list(range(1, 21))
+        assert [s.seq for s in await a.list_steps(held.id)] == list(range(1, 21))
+
+    run(with_stores(pg_url, 2, body))
