@@ -4,10 +4,10 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 STAMP := $(VENV)/.installed
 
-.PHONY: help install demo test lint format bench bench-store bench-engine bench-http clean
+.PHONY: help install demo test lint format bench bench-store bench-engine bench-http bench-postgres clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: bench-store bench-engine bench-http ## all benchmarks (bench/), printed as tables
+bench: bench-store bench-engine bench-http bench-postgres ## all benchmarks (bench/), printed as tables
 
 bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
@@ -42,6 +42,8 @@ bench-engine: $(STAMP) ## engine runs/s and per-run overhead, with where the tim
 
 bench-http: $(STAMP) ## the HTTP service under load
 	$(PY) bench/http_load.py
+
+bench-postgres: $(STAMP) ## PostgreSQL: runs/s with 1, 2, 4 worker processes; append cost vs history
 	$(PY) bench/postgres.py
 
 clean: ## remove the virtualenv and caches
