@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## create .venv and install tether with its test tools
 
-demo: $(STAMP) ## play the seed scenario end to end on a fresh SQLite file
-	$(VENV)/bin/tether demo --db demo.db
+demo: $(STAMP) ## play the seed scenario end to end on ./tether.db (kept afterwards)
+	$(VENV)/bin/tether demo
 
 test: $(STAMP) ## the whole test suite
 	$(PY) -m pytest

@@ -30,7 +30,7 @@ from tether.runtime.executor import ModelResolver
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import UNSET, Store, Unset
 from tether.store.changes import run_topic, session_topic
-from tether.store.sql.rows import decode_cursor, encode_cursor
+from tether.store.cursors import decode_cursor, encode_cursor
 
 #: Run events after which a run's stream ends.
 TERMINAL_RUN_EVENTS = frozenset(f"run.{s.value}" for s in RUN_TERMINAL)

@@ -40,13 +40,18 @@ class SqlBase:
         run_id: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
-        """Append an event in tx and announce it when tx commits."""
+        """Append an event in tx and announce it when tx commits. A run's snapshot leaves out
+        the assembled context it started from (large, and already on the run)."""
+        payload = to_data(data or {})
+        snapshot = payload.get("run")
+        if isinstance(snapshot, dict):
+            snapshot.pop("context", None)
         await tx.append_event(
             type=type_,
             owner=owner,
             session_id=session_id,
             run_id=run_id,
-            data=self._j(to_data(data or {})),
+            data=self._j(payload),
             created_at=to_us(now),
         )
         topics = [f"owner:{owner}"]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tether.core.errors import UsageError
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
@@ -25,7 +22,6 @@ LoadJson = Callable[[Any], Any]
 NAMESPACE_SEP = "\x1f"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: What an INTEGER column holds; a cursor part outside this range is forged.
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def to_us(moment: datetime) -> int:
@@ -176,27 +172,3 @@ def event_from_row(row: Row, load: LoadJson) -> Event:
         run_id=row["run_id"],
         data=load(row["data"]) or {},
     )
-
-
-def encode_cursor(*parts: Any) -> str:
-    """An opaque page cursor."""
-    raw = json.dumps(list(parts), separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str, *kinds: type) -> list[Any]:
-    """The parts encode_cursor was given, one of each kind (int or str); UsageError for
-    anything else, so a forged cursor never reaches the database."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        parts = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, TypeError) as exc:
-        raise UsageError(f"invalid cursor {cursor!r}") from exc
-    if not isinstance(parts, list) or len(parts) != len(kinds):
-        raise UsageError(f"invalid cursor {cursor!r}")
-    for part, kind in zip(parts, kinds, strict=True):
-        if type(part) is not kind or (
-            isinstance(part, int) and not _INT64_MIN <= part <= _INT64_MAX
-        ):
-            raise UsageError(f"invalid cursor {cursor!r}")
-    return parts

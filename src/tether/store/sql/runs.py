@@ -14,10 +14,9 @@ from tether.core.run import ErrorInfo, IfBusy, Run
 from tether.core.status import RUN_TERMINAL, RunStatus, check_transition
 from tether.store.base import UNSET, Unset
 from tether.store.changes import run_topic, session_topic
+from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
-    decode_cursor,
-    encode_cursor,
     error_data,
     opt_us,
     run_from_row,

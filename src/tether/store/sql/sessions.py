@@ -14,11 +14,10 @@ from tether.core.session import Session
 from tether.core.status import SessionStatus
 from tether.store.base import UNSET, Unset
 from tether.store.changes import session_topic
+from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
-    decode_cursor,
-    encode_cursor,
     event_from_row,
     message_from_row,
     session_from_row,

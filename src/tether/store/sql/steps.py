@@ -13,10 +13,9 @@ from tether.core.run import ErrorInfo
 from tether.core.status import StepStatus, check_transition
 from tether.core.step import Step, StepKind
 from tether.core.usage import ZERO_USAGE, Usage
+from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
-    decode_cursor,
-    encode_cursor,
     error_data,
     from_us,
     opt_us,
