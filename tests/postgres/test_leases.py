@@ -67,12 +67,12 @@ def test_reapers_on_many_nodes_finish_each_lost_run_once(pg_url: str) -> None:
 
 
 def test_a_live_worker_keeps_its_lease_and_no_one_reaps_it(pg_url: str) -> None:
-    settings = replace(FAST, lease_seconds=1.0)
+    settings = replace(FAST, lease_seconds=2.0)
 
     async def body(a: Store, b: Store) -> None:
         svc = service(a, settings)
         session = await svc.create_session()
-        created = await svc.create_run(session.id, "slow", input={"sleep": 3})
+        created = await svc.create_run(session.id, "slow", input={"sleep": 5})
         workers = [
             Worker(a, register(default_registry), settings=settings, worker_id="a"),
             Worker(b, register(default_registry), settings=settings, worker_id="b"),

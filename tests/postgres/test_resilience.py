@@ -16,7 +16,7 @@ from tether.runtime.builtin import register
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 
-from .helpers import FAST, run, service, sql, with_stores
+from .helpers import FAST, eventually, run, service, sql, with_stores
 
 pytestmark = pytest.mark.postgres
 
@@ -46,12 +46,17 @@ def test_a_call_in_flight_when_its_connection_dies_fails_as_retryable(pg_url: st
         with psycopg.connect(pg_url) as blocker:  # holds the session row: the write will wait
             blocker.execute("SELECT 1 FROM sessions WHERE id = %s FOR UPDATE", (session.id,))
             writing = asyncio.create_task(svc.add_message(session.id, Role.USER, "blocked"))
-            await asyncio.sleep(0.3)
-            assert sql(
-                pg_url,
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND wait_event_type = 'Lock'",
-            )
+
+            async def waiting_on_the_lock() -> bool:
+                return bool(
+                    sql(
+                        pg_url,
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                    )
+                )
+
+            await eventually(waiting_on_the_lock)
             with pytest.raises(StoreUnavailable) as raised:
                 await writing
             assert raised.value.retryable and raised.value.http_status == 503
