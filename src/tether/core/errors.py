@@ -165,6 +165,12 @@ class SchemaTooNew(StoreError):
     code = "schema_too_new"
 
 
+class ReplayMismatch(TetherError):
+    """On replay, the agent asked for another step than the one recorded at that position."""
+
+    code = "replay_mismatch"
+
+
 class AgentNotFound(UsageError):
     """No agent is registered under this name."""
 

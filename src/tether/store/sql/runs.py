@@ -245,7 +245,6 @@ class RunsPart(SessionsPart):
                 run,
                 now=now,
                 error=error or ErrorInfo("interrupted", f"the run ended {status.value}"),
-                in_doubt_tools=False,
             )
             await self._run_event(tx, f"run.{status.value}", run, now)
         return run
@@ -337,7 +336,6 @@ class RunsPart(SessionsPart):
                 self._run(current),
                 now=now,
                 error=ErrorInfo("interrupted", "the worker shut down during this step"),
-                in_doubt_tools=True,
             )
             row = await tx.one("release_run", id=run_id, worker_id=worker_id, now=to_us(now))
             if row is None:
@@ -362,11 +360,7 @@ class RunsPart(SessionsPart):
             "worker_lost", f"worker {run.worker_id} stopped renewing its lease on this run"
         )
         await self._close_open_steps(
-            tx,
-            run,
-            now=now,
-            error=ErrorInfo("interrupted", "the worker was lost during this step"),
-            in_doubt_tools=True,
+            tx, run, now=now, error=ErrorInfo("interrupted", "the worker was lost during this step")
         )
         if run.attempt < run.max_attempts:
             row = await tx.one("requeue_run", id=run.id, now=to_us(now))
@@ -406,7 +400,7 @@ class RunsPart(SessionsPart):
         if row is None:
             return None
         timed_out = self._run(row)
-        await self._close_open_steps(tx, timed_out, now=now, error=error, in_doubt_tools=False)
+        await self._close_open_steps(tx, timed_out, now=now, error=error)
         await self._run_event(tx, "run.timed_out", timed_out, now)
         return timed_out
 
