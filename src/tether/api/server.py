@@ -13,6 +13,7 @@ import uvicorn
 
 from tether.api.app import create_app
 from tether.api.settings import ApiSettings
+from tether.runtime.executor import ModelResolver
 
 #: How long an idle keep-alive connection stays open.
 KEEP_ALIVE_SECONDS = 65
@@ -42,9 +43,16 @@ class _Server(uvicorn.Server):
             sys.stderr.flush()
 
 
-def serve(settings: ApiSettings, *, host: str, port: int, access_log: bool = True) -> None:
+def serve(
+    settings: ApiSettings,
+    *,
+    host: str,
+    port: int,
+    access_log: bool = True,
+    models: ModelResolver | None = None,
+) -> None:
     """Serve until SIGINT/SIGTERM; then streams end, the worker drains, the store closes."""
-    app = create_app(settings)
+    app = create_app(settings, models=models)
     config = uvicorn.Config(
         app,
         host=host,

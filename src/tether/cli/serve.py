@@ -80,6 +80,10 @@ def serve(
         ),
     ] = 10.0,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = True,
+    agents: Annotated[
+        str | None,
+        typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     loopback = is_loopback(host)
@@ -97,6 +101,9 @@ def serve(
             file=sys.stderr,
         )
     from tether.api.server import serve as run
+    from tether.config import import_agents, model_catalog
+
+    import_agents(agents)
 
     settings = ApiSettings(
         db=db,
@@ -106,4 +113,4 @@ def serve(
         shutdown_grace=shutdown_grace,
         heartbeat_seconds=heartbeat_seconds,
     )
-    run(settings, host=host, port=port, access_log=access_log)
+    run(settings, host=host, port=port, access_log=access_log, models=model_catalog())

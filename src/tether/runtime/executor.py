@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tether.core.clock import Clock
-from tether.core.errors import LeaseLost, StoreError, TetherError, UsageError
+from tether.core.errors import LeaseLost, SessionExpired, StoreError, TetherError, UsageError
 from tether.core.memory import MemoryScope
 from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
@@ -136,6 +136,12 @@ class Executor:
             return
         except LeaseLost:
             return
+        except SessionExpired:
+            # The session expired under the run: persisting the expiry cancels its runs (this
+            # one included), as closing would have.
+            with contextlib.suppress(StoreError):
+                await self._store.expire_sessions(now=self._clock.now())
+            return
         except TimeoutError as exc:
             await _settle(ctx)
             if deadline.expired():
@@ -175,7 +181,7 @@ class Executor:
                 store,
                 session,
                 budget_tokens=self._settings.context_budget_tokens,
-                exclude_run_id=run.id,
+                before_seq=run.seq,
                 now=self._clock.now(),
             )
             run = await store.update_run(

@@ -168,6 +168,7 @@ class RunsPart(SessionsPart):
             if row is None:
                 return None
             run = self._run(row)
+            await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
             await self._event(
                 tx,
                 "run.started",
