@@ -110,9 +110,11 @@ async def resume_run(
 
 
 @router.get("/v1/runs/{run_id}/steps", response_model=schemas.StepPage)
-async def list_steps(svc: Owned, run_id: str) -> Response:
+async def list_steps(
+    svc: Owned, run_id: str, limit: Limit = 100, cursor: Cursor = None
+) -> Response:
     """The run's steps in order: model calls, tool calls (call and result together), notes."""
-    return render.page(await svc.list_steps(run_id))
+    return render.slice_page(await svc.list_steps(run_id), limit, cursor)
 
 
 @router.get("/v1/sessions/{session_id}/tool-calls", response_model=schemas.StepPage)
