@@ -13,6 +13,7 @@ import uvicorn
 
 from tether.api.app import create_app
 from tether.api.settings import ApiSettings
+from tether.core.errors import UsageError
 from tether.runtime.executor import ModelResolver
 
 #: How long an idle keep-alive connection stays open.
@@ -66,4 +67,19 @@ def serve(
     )
     auth = "API keys" if settings.auth else "no auth, owner 'local'"
     label = f"db {settings.db}, {settings.workers} worker slots, {auth}"
-    _Server(config, app.state.draining, label).run()
+    listening = _listen(host, port)
+    _Server(config, app.state.draining, label).run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound up front so a taken port is one clear error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    return sock

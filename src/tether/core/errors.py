@@ -130,6 +130,12 @@ class InvalidTransition(Conflict):
         self.target = target
 
 
+class IdempotencyConflict(Conflict):
+    """This idempotency key was already used for a different request."""
+
+    code = "idempotency_conflict"
+
+
 class AlreadyExists(Conflict):
     """An object with this id already exists."""
 

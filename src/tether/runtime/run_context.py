@@ -238,7 +238,13 @@ class RunContext:
         self._writes = task
 
     async def flush(self) -> None:
-        """Wait until every memory write made so far is committed (raising its error, if any)."""
+        """Wait until every memory write made so far is committed (raising its error, if any).
+
+        Every operation of the context starts here, and here the agent also yields to the event
+        loop once: the embedded database answers without suspending, so an agent recording
+        steps in a tight loop would otherwise starve every other task (requests, timeouts,
+        cancellation, shutdown)."""
+        await asyncio.sleep(0)
         if self._writes is not None:
             writes, self._writes = self._writes, None
             await writes

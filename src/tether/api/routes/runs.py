@@ -103,10 +103,10 @@ async def cancel_run(
 
 @router.post("/v1/runs/{run_id}/resume", response_model=schemas.Run)
 async def resume_run(
-    svc: Owned, run_id: str, body: Annotated[schemas.RunResume | None, Body()] = None
+    svc: Owned, run_id: str, body: Annotated[schemas.RunResume, Body()]
 ) -> Response:
-    """Continue a waiting run with what it asked for."""
-    return render.record(await svc.resume_run(run_id, (body or schemas.RunResume()).input))
+    """Continue a waiting run with what it asked for (``{"input": …}``)."""
+    return render.record(await svc.resume_run(run_id, body.input))
 
 
 @router.get("/v1/runs/{run_id}/steps", response_model=schemas.StepPage)

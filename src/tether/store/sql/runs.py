@@ -6,7 +6,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from tether.core.errors import Conflict, InvalidTransition, NotFound, SessionBusy
+from tether.core.errors import (
+    Conflict,
+    IdempotencyConflict,
+    InvalidTransition,
+    NotFound,
+    SessionBusy,
+)
 from tether.core.ids import new_id
 from tether.core.message import Message, Role
 from tether.core.page import Page
@@ -51,7 +57,18 @@ class RunsPart(SessionsPart):
                 if row is not None:
                     if owner is not None and row["owner"] != owner:
                         raise NotFound("session", run.session_id)
-                    return self._run(row), False
+                    existing = self._run(row)
+                    if (existing.goal, existing.agent, existing.input) != (
+                        run.goal,
+                        run.agent,
+                        run.input,
+                    ):
+                        raise IdempotencyConflict(
+                            f"idempotency key {run.idempotency_key!r} was already used for run "
+                            f"{existing.id} with a different goal, agent or input",
+                            run_id=existing.id,
+                        )
+                    return existing, False
             touched = await self._touch_active(tx, run.session_id, owner=owner, now=now, add_runs=1)
             unfinished = [
                 self._run(r) for r in await tx.all("unfinished_runs", session_id=run.session_id)
