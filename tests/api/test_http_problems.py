@@ -120,3 +120,27 @@ def test_openapi_and_docs_are_served(server: Server) -> None:
 def test_no_body_is_needed_where_every_field_is_optional(alice: httpx.Client) -> None:
     created = alice.post("/v1/sessions")
     assert created.status_code == 201 and created.json()["title"] is None
+
+
+def test_steps_and_memory_lists_are_paginated(alice: httpx.Client) -> None:
+    """Steps and memory lists honour ?limit= and hand out a cursor for the rest."""
+    sid = alice.post("/v1/sessions", json={}).json()["id"]
+    for i in range(5):
+        alice.put(f"/v1/sessions/{sid}/memory/k{i}", json={"value": i}).raise_for_status()
+    run = alice.post(
+        f"/v1/sessions/{sid}/runs", json={"goal": "g", "agent": "echo", "input": {"steps": 5}}
+    ).json()
+    alice.get(f"/v1/runs/{run['id']}/wait", params={"timeout": 30}).raise_for_status()
+    for path, total in ((f"/v1/sessions/{sid}/memory", 5), (f"/v1/runs/{run['id']}/steps", 6)):
+        seen: list[dict[str, object]] = []
+        cursor = None
+        while True:
+            params: dict[str, object] = {"limit": 2} | ({"cursor": cursor} if cursor else {})
+            page = alice.get(path, params=params).json()
+            assert len(page["data"]) <= 2
+            seen.extend(page["data"])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert len(seen) == total
+        assert len({json.dumps(item, sort_keys=True) for item in seen}) == total

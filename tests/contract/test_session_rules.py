@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from tether.core.clock import ManualClock
-from tether.core.errors import Conflict, SessionBusy, SessionClosed, SessionExpired
+from tether.core.errors import (
+    Conflict,
+    IdempotencyConflict,
+    SessionBusy,
+    SessionClosed,
+    SessionExpired,
+)
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
 from tether.core.run import ErrorInfo, IfBusy, Run
@@ -386,3 +392,24 @@ async def test_idempotency_key_returns_the_same_run(store: Store, make: Factory)
     assert created and not created_again
     assert again.id == first.id
     assert len((await store.list_runs(session_id=session.id)).data) == 1
+
+
+async def test_idempotency_key_reused_for_another_request_is_refused(
+    store: Store, make: Factory
+) -> None:
+    session = await make.session()
+    first, _ = await store.create_run(
+        make.run_record(session.id, goal="deploy", idempotency_key="k-2"),
+        owner=None,
+        if_busy=IfBusy.REJECT,
+        now=make.clock.now(),
+    )
+    with pytest.raises(IdempotencyConflict) as refused:
+        await store.create_run(
+            make.run_record(session.id, goal="something else", idempotency_key="k-2"),
+            owner=None,
+            if_busy=IfBusy.ENQUEUE,
+            now=make.clock.now(),
+        )
+    assert first.id in str(refused.value)
+    assert [r.id for r in (await store.list_runs(session_id=session.id)).data] == [first.id]

@@ -194,9 +194,10 @@ class SessionsAndRuns(RuleBasedStateMachine):
         if status_before is ACTIVE:
             self.model[session_id].last_maybe = self.clock.now()
 
-    def open_steps(self, run_id: str) -> int:
+    def closing_events(self, run_id: str) -> list[str]:
+        """Closing a run's open steps: tool calls become in_doubt, the wait step failed."""
         rm = self.run_models[run_id]
-        return rm.open_steps + (rm.wait_step is not None)
+        return ["step.in_doubt"] * rm.open_steps + ["step.failed"] * (rm.wait_step is not None)
 
     def closed_steps(self, run_id: str) -> None:
         rm = self.run_models[run_id]
@@ -207,7 +208,7 @@ class SessionsAndRuns(RuleBasedStateMachine):
         """The events cancelling a session's unfinished runs, and forget their open steps."""
         types: list[str] = []
         for run in self.unfinished(session_id):
-            types += ["step.failed"] * self.open_steps(run.id) + ["run.cancelled"]
+            types += [*self.closing_events(run.id), "run.cancelled"]
             self.closed_steps(run.id)
         return types
 
@@ -493,7 +494,7 @@ class SessionsAndRuns(RuleBasedStateMachine):
             return
         run = self.a(finish)
         assert run.status is outcome and run.ended_at == self.clock.now()
-        expected = ["step.failed"] * self.open_steps(run_id) + [f"run.{outcome.value}"]
+        expected = [*self.closing_events(run_id), f"run.{outcome.value}"]
         self.closed_steps(run_id)
         self.soft_touch(rm.session_id, before)
         self.expect_events({rm.session_id: expected})
@@ -511,7 +512,7 @@ class SessionsAndRuns(RuleBasedStateMachine):
             return
         run = self.a(cancel)
         assert run.status is RunStatus.CANCELLED and run.ended_at == self.clock.now()
-        expected = ["step.failed"] * self.open_steps(run_id) + ["run.cancelled"]
+        expected = [*self.closing_events(run_id), "run.cancelled"]
         self.closed_steps(run_id)
         self.soft_touch(rm.session_id, before)
         self.expect_events({rm.session_id: expected})

@@ -21,7 +21,7 @@ from starlette.routing import Match, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tether.api.errors import error_response
-from tether.core.errors import Unauthorized
+from tether.core.errors import TetherError, Unauthorized
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.service import Service
 
@@ -63,7 +63,11 @@ class Authenticate:
         keys: ApiKeys = scope["app"].state.keys
         ui = _is_ui(scope["path"])
         secret = _secret(scope) or (ui_cookie(scope) if ui else None)
-        owner = None if secret is None else await keys.owner_of(secret)
+        try:
+            owner = None if secret is None else await keys.owner_of(secret)
+        except TetherError as exc:  # e.g. the database is unavailable: 503, not a crash
+            await error_response(exc)(scope, receive, send)
+            return
         if owner is None and ui and not scope["path"].endswith("/events"):
             await _to_login(scope)(scope, receive, send)
             return

@@ -8,8 +8,10 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 
 from tether.core.clock import to_iso
+from tether.core.errors import UsageError
 from tether.core.serde import to_data
 from tether.core.session import Session
+from tether.store.cursors import decode_cursor, encode_cursor
 
 
 def data_of(value: Any) -> Any:
@@ -31,6 +33,16 @@ def record(value: Any, status: int = 200, headers: dict[str, str] | None = None)
 def page(items: Iterable[Any], next_cursor: str | None = None) -> JSONResponse:
     """A list as ``{"data": [...], "next_cursor": str|null}``."""
     return JSONResponse({"data": data_of(list(items)), "next_cursor": next_cursor})
+
+
+def slice_page(items: list[Any], limit: int, cursor: str | None) -> JSONResponse:
+    """A page of a list the service returns whole; the cursor is the offset of the next page."""
+    offset = 0 if cursor is None else decode_cursor(cursor, int)[0]
+    if offset < 0:
+        raise UsageError(f"invalid cursor {cursor!r}")
+    chunk = items[offset : offset + limit]
+    more = offset + limit < len(items)
+    return page(chunk, encode_cursor(offset + limit) if more else None)
 
 
 def no_content() -> Response:

@@ -71,8 +71,8 @@ class RunCreate(_Request):
 
 
 class RunResume(_Request):
-    #: What the waiting run asked for (an answer, an approval).
-    input: Any = None
+    #: What the waiting run asked for (an answer, an approval); required, null included.
+    input: Any = Field(...)
 
 
 class RunCancel(_Request):

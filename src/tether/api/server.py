@@ -13,6 +13,8 @@ import uvicorn
 
 from tether.api.app import create_app
 from tether.api.settings import ApiSettings
+from tether.core.errors import UsageError
+from tether.runtime.executor import ModelResolver
 from tether.store.factory import redact_url
 
 #: How long an idle keep-alive connection stays open.
@@ -43,9 +45,16 @@ class _Server(uvicorn.Server):
             sys.stderr.flush()
 
 
-def serve(settings: ApiSettings, *, host: str, port: int, access_log: bool = True) -> None:
+def serve(
+    settings: ApiSettings,
+    *,
+    host: str,
+    port: int,
+    access_log: bool = True,
+    models: ModelResolver | None = None,
+) -> None:
     """Serve until SIGINT/SIGTERM; then streams end, the worker drains, the store closes."""
-    app = create_app(settings)
+    app = create_app(settings, models=models)
     config = uvicorn.Config(
         app,
         host=host,
@@ -59,4 +68,19 @@ def serve(settings: ApiSettings, *, host: str, port: int, access_log: bool = Tru
     )
     auth = "API keys" if settings.auth else "no auth, owner 'local'"
     label = f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}"
-    _Server(config, app.state.draining, label).run()
+    listening = _listen(host, port)
+    _Server(config, app.state.draining, label).run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound up front so a taken port is one clear error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    return sock

@@ -42,6 +42,15 @@ ApiKeyOption = Annotated[
     str | None,
     typer.Option("--api-key", envvar="TETHER_API_KEY", help="API key for --url."),
 ]
+OwnerOption = Annotated[
+    str,
+    typer.Option(
+        "--owner",
+        envvar="TETHER_OWNER",
+        help="Whose sessions to see in the database (with --url, the API key decides).",
+    ),
+]
+DEFAULT_OWNER = "local"
 DEFAULT_DB_PATH = DEFAULT_DB
 
 
@@ -69,22 +78,26 @@ def handles_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def open_db(db: str, *, create: bool = False, worker: bool = False) -> Tether:
-    """Open the database; refuse a missing SQLite file unless create."""
+def open_db(
+    db: str, *, create: bool = False, worker: bool = False, owner: str = DEFAULT_OWNER
+) -> Tether:
+    """Open the database as owner; refuse a missing SQLite file unless create."""
     if not is_postgres(db):
         path = sqlite_path(db)
         if path != ":memory:" and not create and not Path(path).exists():
             fail(f"no tether database at {path} (run `tether demo`, or pass --db / TETHER_DB)")
-    return open_tether(db, worker=worker)
+    return open_tether(db, worker=worker, owner=owner)
 
 
-def open_target(db: str, url: str | None, api_key: str | None) -> Tether:
-    """The server at url when given (--url / TETHER_URL), else the database."""
+def open_target(
+    db: str, url: str | None, api_key: str | None, owner: str = DEFAULT_OWNER
+) -> Tether:
+    """The server at url when given (--url / TETHER_URL), else the database (as owner)."""
     if url:
         from tether.client import connect
 
         return connect(url, api_key=api_key)
-    return open_db(db)
+    return open_db(db, owner=owner)
 
 
 def print_json(data: Any) -> None:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from tether.cli import render
 from tether.cli.app import DbOption, JsonOption, console, handles_errors, print_json
+from tether.cli.render import add_columns
 from tether.core.serde import to_data
 from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import DEFAULT_DB, open_store
@@ -58,8 +59,7 @@ def keys_list(
         print_json({"data": to_data(found)})
         return
     table = Table(title="API keys", title_justify="left")
-    for column in ("id", "owner", "prefix", "name", "created", "revoked"):
-        table.add_column(column)
+    add_columns(table, "id", "owner", "prefix", "name", "created", "revoked")
     for key in found:
         table.add_row(
             key.id,

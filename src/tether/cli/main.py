@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import json as json_module
+import os
+import shutil
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from tether.cli import render
 from tether.cli.app import (
+    DEFAULT_OWNER,
     ApiKeyOption,
     DbOption,
     JsonOption,
+    OwnerOption,
     UrlOption,
     console,
+    err_console,
     handles_errors,
     open_db,
     open_target,
@@ -87,9 +94,17 @@ def demo(
         console.print(
             f"\nThe session is still [bold green]{report.session.status.value}[/]: runs finished, "
             "the conversation goes on. Look again from a new process with\n"
-            f"  tether sessions show {report.session.id} --db {db}\n"
-            f"  tether runs show {report.runs[0].run.id} --db {db}"
+            f"  {_program()} sessions show {report.session.id} --db {db}\n"
+            f"  {_program()} runs show {report.runs[0].run.id} --db {db}"
         )
+
+
+def _program() -> str:
+    """How to call this command again: ``tether`` if that is on PATH, else the path used."""
+    used = sys.argv[0]
+    if os.path.basename(used) == "tether" and shutil.which("tether") != os.path.abspath(used):
+        return used
+    return "tether"
 
 
 @sessions_app.command("list")
@@ -98,12 +113,15 @@ def sessions_list(
     db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="active, closed or expired")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many, newest activity first.")] = 50,
+    limit: Annotated[
+        int, typer.Option(min=1, max=1000, help="At most this many, newest activity first.")
+    ] = 50,
     url: UrlOption = None,
     api_key: ApiKeyOption = None,
+    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """List sessions, newest activity first."""
-    with open_target(db, url, api_key) as tt:
+    with open_target(db, url, api_key, owner) as tt:
         sessions = tt.sessions.list(status=status, limit=limit)
         if json:
             print_json({"data": to_data(list(sessions))})
@@ -119,9 +137,10 @@ def sessions_show(
     json: JsonOption = False,
     url: UrlOption = None,
     api_key: ApiKeyOption = None,
+    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Show a session: its runs with their steps and tool calls, and its memory."""
-    with open_target(db, url, api_key) as tt:
+    with open_target(db, url, api_key, owner) as tt:
         report = session_report(tt, session_id)
         if json:
             print_json(report.to_data())
@@ -137,9 +156,10 @@ def sessions_close(
     json: JsonOption = False,
     url: UrlOption = None,
     api_key: ApiKeyOption = None,
+    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Close a session (its unfinished runs are cancelled); closing twice is harmless."""
-    with open_target(db, url, api_key) as tt:
+    with open_target(db, url, api_key, owner) as tt:
         session = tt.sessions.get(session_id).close()
         if json:
             print_json(to_data(session))
@@ -156,9 +176,10 @@ def runs_list(
     status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
     url: UrlOption = None,
     api_key: ApiKeyOption = None,
+    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """List the runs of a session, Run 1 first."""
-    with open_target(db, url, api_key) as tt:
+    with open_target(db, url, api_key, owner) as tt:
         runs = tt.sessions.get(session_id).runs.list(status=status)
         if json:
             print_json({"data": to_data(list(runs))})
@@ -174,14 +195,65 @@ def runs_show(
     json: JsonOption = False,
     url: UrlOption = None,
     api_key: ApiKeyOption = None,
+    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Show a run: status, times, steps (tool calls with input and output), memory, error."""
-    with open_target(db, url, api_key) as tt:
+    with open_target(db, url, api_key, owner) as tt:
         report = run_report(tt, tt.runs.get(run_id))
         if json:
             print_json(report.to_data())
         else:
             console.print(render.run_tree(report))
+
+
+@runs_app.command("cancel")
+@handles_errors
+def runs_cancel(
+    run_id: str,
+    reason: Annotated[str, typer.Option(help="Why (kept on the run's error).")] = (
+        "cancelled from the command line"
+    ),
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    url: UrlOption = None,
+    api_key: ApiKeyOption = None,
+    owner: OwnerOption = DEFAULT_OWNER,
+) -> None:
+    """Cancel a ready, running or waiting run (its steps so far are kept)."""
+    with open_target(db, url, api_key, owner) as tt:
+        run = tt.runs.get(run_id).cancel(reason)
+        if json:
+            print_json(to_data(run))
+        else:
+            console.print(f"run {run.id} is ", render.status(run.status.value))
+
+
+@runs_app.command("resume")
+@handles_errors
+def runs_resume(
+    run_id: str,
+    input: Annotated[str, typer.Argument(help="What the run asked for (text, or JSON).")],
+    db: DbOption = DEFAULT_DB,
+    json: JsonOption = False,
+    url: UrlOption = None,
+    api_key: ApiKeyOption = None,
+    owner: OwnerOption = DEFAULT_OWNER,
+) -> None:
+    """Resume a waiting run with the input it asks for."""
+    with open_target(db, url, api_key, owner) as tt:
+        run = tt.runs.get(run_id).resume(_json_or_text(input))
+        if json:
+            print_json(to_data(run))
+        else:
+            console.print(f"run {run.id} is ", render.status(run.status.value))
+
+
+def _json_or_text(text: str) -> Any:
+    """A JSON value if text is one (``{"approved": true}``, ``42``), else the text itself."""
+    try:
+        return json_module.loads(text)
+    except ValueError:
+        return text
 
 
 @app.command()
@@ -264,4 +336,18 @@ def worker(
 
 
 def main() -> None:
-    app()
+    """Run the command; a usage mistake is one line on stderr (exit 2), like every error."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        err_console.print("[bold red]error:[/] interrupted", highlight=False)
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage mistakes: bad option, missing argument…
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        err_console.print(
+            f"[bold red]error:[/] {message}{hint}", highlight=False, soft_wrap=True, markup=True
+        )
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)

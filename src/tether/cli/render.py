@@ -179,10 +179,18 @@ def print_session(console: Console, report: SessionReport, now: datetime) -> Non
     console.print(session_view(report, now))
 
 
+def add_columns(table: Table, *names: str) -> None:
+    """Columns of a table; ids are never cut (people copy them into the next command)."""
+    for name in names:
+        if name == "id":
+            table.add_column(name, no_wrap=True, min_width=36)
+        else:
+            table.add_column(name)
+
+
 def sessions_table(sessions: list[Session], now: datetime) -> Table:
     table = Table(title="Sessions", title_justify="left")
-    for column in ("id", "title", "status", "runs", "last activity", "expires"):
-        table.add_column(column)
+    add_columns(table, "id", "title", "status", "runs", "last activity", "expires")
     for s in sessions:
         table.add_row(
             s.id,
@@ -197,8 +205,7 @@ def sessions_table(sessions: list[Session], now: datetime) -> Table:
 
 def runs_table(runs: list[Run]) -> Table:
     table = Table(title="Runs", title_justify="left")
-    for column in ("seq", "id", "status", "goal", "agent", "started", "duration", "error"):
-        table.add_column(column)
+    add_columns(table, "seq", "id", "status", "goal", "agent", "started", "duration", "error")
     for r in runs:
         table.add_row(
             str(r.seq),

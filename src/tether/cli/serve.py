@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,7 +14,7 @@ import typer
 from tether.api.settings import DEFAULT_MAX_BODY_BYTES, ApiSettings
 from tether.cli.app import DbOption, fail, handles_errors
 from tether.runtime.api_keys import ApiKeys
-from tether.store.factory import DEFAULT_DB, open_store
+from tether.store.factory import DEFAULT_DB, is_postgres, open_store, sqlite_path
 
 
 def is_loopback(host: str) -> bool:
@@ -80,12 +81,17 @@ def serve(
         ),
     ] = 10.0,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = True,
+    agents: Annotated[
+        str | None,
+        typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
-    if not no_auth and not asyncio.run(_has_keys(db)):
+    exists = is_postgres(db) or Path(sqlite_path(db)).exists()  # don't create it just to look
+    if not no_auth and not (exists and asyncio.run(_has_keys(db))):
         if not loopback:
             fail(
                 f"refusing to serve on {host} without API keys: create one with "
@@ -97,6 +103,9 @@ def serve(
             file=sys.stderr,
         )
     from tether.api.server import serve as run
+    from tether.config import import_agents, model_catalog
+
+    import_agents(agents)
 
     settings = ApiSettings(
         db=db,
@@ -106,4 +115,4 @@ def serve(
         shutdown_grace=shutdown_grace,
         heartbeat_seconds=heartbeat_seconds,
     )
-    run(settings, host=host, port=port, access_log=access_log)
+    run(settings, host=host, port=port, access_log=access_log, models=model_catalog())

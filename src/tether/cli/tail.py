@@ -11,9 +11,11 @@ from rich.text import Text
 
 from tether.cli import render
 from tether.cli.app import (
+    DEFAULT_OWNER,
     ApiKeyOption,
     DbOption,
     JsonOption,
+    OwnerOption,
     UrlOption,
     console,
     handles_errors,
@@ -72,9 +74,10 @@ def tail(
     after: Annotated[
         int | None, typer.Option(help="Start after this event id (default: from the start).")
     ] = None,
+    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Follow a run live (rendered, or one JSON event per line with --json) until it ends."""
-    with open_target(db, url, api_key) as tt:
+    with open_target(db, url, api_key, owner) as tt:
         for event in tt.stream_events(run_id=run_id, after_id=after):
             if json:
                 sys.stdout.write(jsonlib.dumps(to_data(event), ensure_ascii=False) + "\n")

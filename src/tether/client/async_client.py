@@ -23,6 +23,7 @@ from tether.core.serde import from_data
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
+from tether.runtime import limits
 from tether.store.base import UNSET, Unset
 from tether.version import __version__
 
@@ -112,6 +113,17 @@ class AsyncClient:
     async def _page(self, cls: type[Any], path: str, **params: Any) -> Page[Any]:
         body = await self.request("GET", path, params=_params(**params))
         return Page([from_data(cls, d) for d in body["data"]], body["next_cursor"])
+
+    async def _everything(self, cls: type[Any], path: str) -> list[Any]:
+        """Every item of a paginated list, following next_cursor."""
+        items: list[Any] = []
+        cursor = None
+        while True:
+            page = await self._page(cls, path, limit=limits.MAX_PAGE, cursor=cursor)
+            items.extend(page.data)
+            if page.next_cursor is None:
+                return items
+            cursor = page.next_cursor
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -282,8 +294,7 @@ class AsyncClient:
         await self.request("DELETE", f"/v1/runs/{_seg(run_id)}")
 
     async def list_steps(self, run_id: str) -> list[Step]:
-        page = await self._page(Step, f"/v1/runs/{_seg(run_id)}/steps")
-        return page.data
+        return await self._everything(Step, f"/v1/runs/{_seg(run_id)}/steps")
 
     async def list_tool_calls(
         self,
@@ -313,7 +324,7 @@ class AsyncClient:
         return f"{base}/{_seg(key)}" if key else base
 
     async def list_session_memory(self, session_id: str) -> list[MemoryItem]:
-        return (await self._page(MemoryItem, self._session_memory(session_id))).data
+        return await self._everything(MemoryItem, self._session_memory(session_id))
 
     async def get_session_memory(self, session_id: str, key: str) -> MemoryItem:
         path = self._session_memory(session_id, key)
@@ -327,7 +338,7 @@ class AsyncClient:
         await self.request("DELETE", self._session_memory(session_id, key))
 
     async def list_run_memory(self, run_id: str) -> list[MemoryItem]:
-        return (await self._page(MemoryItem, f"/v1/runs/{_seg(run_id)}/memory")).data
+        return await self._everything(MemoryItem, f"/v1/runs/{_seg(run_id)}/memory")
 
     async def promote_memory(
         self, run_id: str, key: str, *, as_key: str | None = None

@@ -130,6 +130,12 @@ class InvalidTransition(Conflict):
         self.target = target
 
 
+class IdempotencyConflict(Conflict):
+    """This idempotency key was already used for a different request."""
+
+    code = "idempotency_conflict"
+
+
 class AlreadyExists(Conflict):
     """An object with this id already exists."""
 
@@ -163,6 +169,12 @@ class SchemaTooNew(StoreError):
     """The database was written by a newer tether."""
 
     code = "schema_too_new"
+
+
+class ReplayMismatch(TetherError):
+    """On replay, the agent asked for another step than the one recorded at that position."""
+
+    code = "replay_mismatch"
 
 
 class AgentNotFound(UsageError):

@@ -19,6 +19,7 @@ from tether.core.run import Run
 from tether.core.session import Session
 from tether.core.step import Step
 from tether.store.base import Store
+from tether.store.cursors import encode_cursor
 
 DEFAULT_BUDGET_TOKENS = 8000
 #: Share of the budget each bounded part may take at most; messages get what is left.
@@ -65,7 +66,7 @@ async def assemble_context(
     session: Session,
     *,
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
-    exclude_run_id: str | None = None,
+    before_seq: int | None = None,
     now: datetime | None = None,
 ) -> dict[str, Any]:
     """The context the next run of session starts from (a JSON-ready dict)."""
@@ -95,12 +96,15 @@ async def assemble_context(
 
     runs_cap = budget.used + int(budget_tokens * _SHARES["runs"])
     page = await store.list_runs(
-        session_id=session.id, limit=_MAX_RUNS + 1, newest_first=True, with_context=False
+        session_id=session.id,
+        limit=_MAX_RUNS,
+        newest_first=True,
+        # A run starts from the runs before it, not from those queued after it.
+        cursor=None if before_seq is None else encode_cursor(before_seq),
+        with_context=False,
     )
     earlier = []
     for run in page.data:
-        if run.id == exclude_run_id:
-            continue
         summary = _run_summary(run)
         if not budget.take(summary, runs_cap):
             break

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tether.core.clock import Clock
-from tether.core.errors import LeaseLost, StoreError, TetherError
+from tether.core.errors import LeaseLost, SessionExpired, StoreError, TetherError, UsageError
 from tether.core.memory import MemoryScope
 from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
@@ -29,6 +29,9 @@ from tether.store.base import Store
 from tether.store.changes import run_topic
 
 log = logging.getLogger("tether.executor")
+
+#: Tries to record a run's end before leaving it to the reaper (about 3 s of backoff).
+_FINISH_ATTEMPTS = 7
 
 ModelResolver = Callable[[Run], Model | None]
 
@@ -133,6 +136,12 @@ class Executor:
             return
         except LeaseLost:
             return
+        except SessionExpired:
+            # The session expired under the run: persisting the expiry cancels its runs (this
+            # one included), as closing would have.
+            with contextlib.suppress(StoreError):
+                await self._store.expire_sessions(now=self._clock.now())
+            return
         except TimeoutError as exc:
             await _settle(ctx)
             if deadline.expired():
@@ -153,11 +162,11 @@ class Executor:
             return
         try:
             await self._finish(run, RunStatus.COMPLETED, output=to_data(output))
-        except TypeError as exc:
+        except UsageError as exc:
             await self._finish(
                 run,
                 RunStatus.FAILED,
-                error=ErrorInfo("TypeError", f"the agent's output is not JSON: {exc}"),
+                error=ErrorInfo("InvalidOutput", f"the agent's output cannot be stored: {exc}"),
             )
 
     async def _prepare(self, run: Run) -> RunContext:
@@ -172,7 +181,7 @@ class Executor:
                 store,
                 session,
                 budget_tokens=self._settings.context_budget_tokens,
-                exclude_run_id=run.id,
+                before_seq=run.seq,
                 now=self._clock.now(),
             )
             run = await store.update_run(
@@ -201,13 +210,24 @@ class Executor:
     async def _finish(
         self, run: Run, status: RunStatus, *, output: Any = None, error: ErrorInfo | None = None
     ) -> None:
+        """Record how the run ended, retrying while the database is briefly unavailable (if it
+        stays down, the lease expires and the reaper ends the run)."""
         kwargs: dict[str, Any] = {"error": error}
         if status is RunStatus.COMPLETED:
             kwargs["output"] = output
-        with contextlib.suppress(LeaseLost):
-            await self._store.finish_run(
-                run.id, worker_id=_holder(run), status=status, now=self._clock.now(), **kwargs
-            )
+        for attempt in range(_FINISH_ATTEMPTS):
+            try:
+                await self._store.finish_run(
+                    run.id, worker_id=_holder(run), status=status, now=self._clock.now(), **kwargs
+                )
+                return
+            except LeaseLost:
+                return
+            except StoreError as exc:
+                if attempt + 1 == _FINISH_ATTEMPTS:
+                    log.error("could not record run %s as %s: %s", run.id, status.value, exc)
+                    return
+                await asyncio.sleep(0.05 * 2**attempt)
 
 
 def _holder(run: Run) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether.core.clock import Clock
-from tether.core.errors import ModelError
+from tether.core.errors import ModelError, ReplayMismatch
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Role
 from tether.core.run import ErrorInfo, Run
@@ -106,6 +106,7 @@ class MemoryView:
                 owner=self._ctx.run.owner,
                 now=self._ctx._clock.now(),
                 source_run_id=self._ctx.run.id,
+                worker_id=self._ctx.worker_id,
             )
         )
 
@@ -118,6 +119,8 @@ class MemoryView:
                 key=key,
                 owner=self._ctx.run.owner,
                 now=self._ctx._clock.now(),
+                source_run_id=self._ctx.run.id,
+                worker_id=self._ctx.worker_id,
             )
         )
 
@@ -158,6 +161,7 @@ class Memory:
             owner=self._ctx.run.owner,
             now=self._ctx._clock.now(),
             as_key=as_key,
+            worker_id=self._ctx.worker_id,
         )
         self.session._items[item.key] = item.value
         return item
@@ -227,20 +231,37 @@ class RunContext:
                 await previous
             await write()
 
-        self._writes = asyncio.get_running_loop().create_task(chained())
+        task = asyncio.get_running_loop().create_task(chained())
+        # Awaited by flush(); if the run ends first (cancelled, lost), the error is dropped
+        # here rather than logged as never retrieved.
+        task.add_done_callback(_consume)
+        self._writes = task
 
     async def flush(self) -> None:
-        """Wait until every memory write made so far is committed (raising its error, if any)."""
+        """Wait until every memory write made so far is committed (raising its error, if any).
+
+        Every operation of the context starts here, and here the agent also yields to the event
+        loop once: the embedded database answers without suspending, so an agent recording
+        steps in a tight loop would otherwise starve every other task (requests, timeouts,
+        cancellation, shutdown)."""
+        await asyncio.sleep(0)
         if self._writes is not None:
             writes, self._writes = self._writes, None
             await writes
 
     # -- replay --------------------------------------------------------------------------------
 
-    def _next(self) -> tuple[int, Step | None]:
-        """The next position and what was recorded there before, if it is to be replayed."""
+    def _next(self, kind: StepKind, name: str | None) -> tuple[int, Step | None]:
+        """The next position and what was recorded there before, if it is to be replayed.
+        ReplayMismatch when the agent now asks for another kind of step (or another name)."""
         self._position += 1
         step = self._recorded.get(self._position)
+        if step is not None and (step.kind is not kind or (name is not None and step.name != name)):
+            raise ReplayMismatch(
+                f"replaying step {self._position}: the agent now asks for {kind.value} "
+                f"{name or ''!s} but {step.kind.value} {step.name} was recorded there; an agent "
+                "must take the same steps given the results recorded for it"
+            )
         if step is None or step.status is StepStatus.RUNNING:
             return self._position, None
         if step.status is StepStatus.FAILED and step.error and step.error.type == "interrupted":
@@ -258,7 +279,7 @@ class RunContext:
         True and handle.output holds the recorded output; a block that had failed raises
         StepFailed with the recorded error instead of running again."""
         await self.flush()
-        position, recorded = self._next()
+        position, recorded = self._next(StepKind(kind), name)
         if recorded is not None:
             if recorded.status is not StepStatus.COMPLETED:
                 raise StepFailed(recorded.error or ErrorInfo("failed", "the step failed"))
@@ -301,7 +322,7 @@ class RunContext:
     async def note(self, name: str, data: Any = None) -> Step | None:
         """Record a note step (one write); None when replayed."""
         await self.flush()
-        position, recorded = self._next()
+        position, recorded = self._next(StepKind.NOTE, name)
         if recorded is not None:
             return None
         return await self._store.record_step(
@@ -317,7 +338,7 @@ class RunContext:
     async def say(self, content: str, *, role: Role = Role.ASSISTANT, **metadata: Any) -> None:
         """Add a message to the session's conversation, recorded as a message step."""
         await self.flush()
-        position, recorded = self._next()
+        position, recorded = self._next(StepKind.MESSAGE, f"{role.value}_message")
         if recorded is not None:
             return
         await self._store.record_step(
@@ -365,7 +386,7 @@ class RunContext:
 
     async def _wait(self, kind: str, prompt: str, details: dict[str, Any]) -> Any:
         await self.flush()
-        position, recorded = self._next()
+        position, recorded = self._next(StepKind.MESSAGE, f"wait_for_{kind}")
         if recorded is not None:
             return (recorded.output or {}).get("input")
         step = await self._store.start_step(
@@ -411,7 +432,7 @@ class RunContext:
             if not _approved(answer):
                 return ToolOutcome(ok=False, error=f"a person declined the call to {name}")
         await self.flush()
-        position, recorded = self._next()
+        position, recorded = self._next(StepKind.TOOL_CALL, name)
         if recorded is not None:
             return _outcome_of(recorded)
         step = await self._store.start_step(
@@ -456,7 +477,7 @@ class RunContext:
         if chosen is None:
             raise ModelError("this run has no model configured")
         await self.flush()
-        position, recorded = self._next()
+        position, recorded = self._next(StepKind.MODEL_CALL, None)
         new_messages = messages[self._messages_sent :]
         self._messages_sent = len(messages)
         if recorded is not None:
@@ -495,6 +516,11 @@ class RunContext:
             usage=response.usage,
         )
         return response
+
+
+def _consume(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _approved(answer: Any) -> bool:

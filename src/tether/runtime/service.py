@@ -499,7 +499,8 @@ class Service:
         heartbeat: float | None = None,
     ) -> AsyncGenerator[Event | None, None]:
         """Events as they commit, from after after_id, each exactly once and in order. Yields
-        None every heartbeat seconds of silence. A run's stream ends after its terminal event."""
+        None every heartbeat seconds of silence. A run's stream ends after its terminal event;
+        any stream ends when its session or run is deleted."""
         await self._check_stream_target(session_id, run_id)
         topic = run_topic(run_id) if run_id else session_topic(session_id or "")
         changes = self.store.changes
@@ -521,14 +522,20 @@ class Service:
             if events:
                 quiet_since = loop.time()
                 continue
-            if run_id is not None and (await self.get_run(run_id)).is_terminal:
-                # The terminal event commits with the status: it may have landed just after
-                # the read above, so read once more before ending.
-                for event in await self.store.list_events(run_id=run_id, after_id=last):
-                    yield event
-                    if event.type in TERMINAL_RUN_EVENTS:
-                        break
-                return
+            if run_id is not None:
+                run = await self.store.get_run(run_id, owner=self.owner, with_context=False)
+                if run is None:
+                    return  # deleted meanwhile: nothing more will come
+                if run.is_terminal:
+                    # The terminal event commits with the status: it may have landed just
+                    # after the read above, so read once more before ending.
+                    for event in await self.store.list_events(run_id=run_id, after_id=last):
+                        yield event
+                        if event.type in TERMINAL_RUN_EVENTS:
+                            break
+                    return
+            elif await self.store.get_session(session_id or "", owner=self.owner) is None:
+                return  # deleted meanwhile: nothing more will come
             pause = self.settings.poll_interval
             if heartbeat is not None:
                 pause = min(pause, max(0.0, quiet_since + heartbeat - loop.time()))

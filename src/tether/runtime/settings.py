@@ -25,8 +25,9 @@ class RuntimeSettings:
     watch_interval: float = 0.25
     #: How often the reaper looks for lost runs and passed deadlines.
     reap_interval: float = 1.0
-    #: How often expired sessions are persisted as expired (events included).
-    sweep_interval: float = 60.0
+    #: How often expired sessions are persisted as expired (events included), which also
+    #: cancels the runs still going in them.
+    sweep_interval: float = 5.0
     #: Grace period for running runs when a worker is asked to stop.
     shutdown_grace: float = 10.0
     #: Token budget of the context a run starts from.

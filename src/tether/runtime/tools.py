@@ -6,6 +6,7 @@ for the model, and the run context records the failed call and hands the message
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pydantic
+
+from tether.core.serde import to_data
 
 #: Tool outputs longer than this (as JSON text) are cut, with a note saying how much was cut.
 DEFAULT_MAX_OUTPUT_CHARS = 16_000
@@ -60,9 +63,12 @@ class Tool:
             raise ToolError(f"{self.name}: invalid arguments ({problems})") from exc
         kwargs = dict(bound)
         try:
-            result = self.fn(**kwargs)
-            if inspect.isawaitable(result):
-                result = await result
+            if inspect.iscoroutinefunction(self.fn):
+                result = await self.fn(**kwargs)
+            else:  # a blocking function must not stall every other run on the loop
+                result = await asyncio.to_thread(self.fn, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
         except ToolError:
             raise
         except Exception as exc:  # a tool crashing is a result the model should see
@@ -71,8 +77,13 @@ class Tool:
 
 
 def cap_output(value: Any, limit: int) -> Any:
-    """value, or a truncated text of it when its JSON form exceeds limit characters."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    """value as JSON data, or a truncated text of it when its JSON form exceeds limit
+    characters; ToolError when it is not JSON (NaN included)."""
+    value = to_data(value)
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"the tool's output is not JSON: {exc}") from exc
     if len(text) <= limit:
         return value
     cut = len(text) - limit

@@ -306,9 +306,11 @@ class Store(Protocol):
         now: datetime,
         namespace: tuple[str, ...] = (),
         source_run_id: str | None = None,
+        worker_id: str | None = None,
     ) -> MemoryItem:
         """Set a memory item (+ memory.set). Session scope needs an active session; run scope
-        an unfinished run in an active session."""
+        an unfinished run in an active session. With worker_id (a write by a run's agent),
+        LeaseLost unless that worker still holds source_run_id."""
 
     async def get_memory(
         self, *, scope: MemoryScope, scope_id: str, key: str, namespace: tuple[str, ...] = ()
@@ -335,14 +337,24 @@ class Store(Protocol):
         owner: str | None,
         now: datetime,
         namespace: tuple[str, ...] = (),
+        source_run_id: str | None = None,
+        worker_id: str | None = None,
     ) -> bool:
-        """Remove an item (+ memory.deleted); False if it did not exist."""
+        """Remove an item (+ memory.deleted); False if it did not exist. worker_id: as in
+        put_memory."""
 
     async def promote_memory(
-        self, *, run_id: str, key: str, owner: str | None, now: datetime, as_key: str | None = None
+        self,
+        *,
+        run_id: str,
+        key: str,
+        owner: str | None,
+        now: datetime,
+        as_key: str | None = None,
+        worker_id: str | None = None,
     ) -> MemoryItem:
         """Copy a run's working-memory item into its session's memory, recording the source run
-        (+ memory.promoted)."""
+        (+ memory.promoted). worker_id: LeaseLost unless that worker still holds the run."""
 
     async def list_namespaces(
         self, *, owner: str, prefix: tuple[str, ...] = (), limit: int = 100, offset: int = 0

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from tether.api import render, schemas
 from tether.api.auth import Owned
-from tether.api.params import Cursor
+from tether.api.params import Cursor, Limit
 from tether.core.errors import UsageError
 
 router = APIRouter(tags=["memory"])
@@ -24,9 +24,11 @@ Namespace = Annotated[
 
 
 @router.get("/v1/sessions/{session_id}/memory", response_model=schemas.MemoryPage)
-async def list_session_memory(svc: Owned, session_id: str) -> Response:
+async def list_session_memory(
+    svc: Owned, session_id: str, limit: Limit = 100, cursor: Cursor = None
+) -> Response:
     """Session memory: facts every run of the session sees, newest first."""
-    return render.page(await svc.list_session_memory(session_id))
+    return render.slice_page(await svc.list_session_memory(session_id), limit, cursor)
 
 
 @router.get("/v1/sessions/{session_id}/memory/{key:path}", response_model=schemas.MemoryItem)
@@ -54,9 +56,11 @@ async def delete_session_memory(svc: Owned, session_id: str, key: str) -> Respon
 
 
 @router.get("/v1/runs/{run_id}/memory", response_model=schemas.MemoryPage)
-async def list_run_memory(svc: Owned, run_id: str) -> Response:
+async def list_run_memory(
+    svc: Owned, run_id: str, limit: Limit = 100, cursor: Cursor = None
+) -> Response:
     """The run's working memory (written by the run itself; kept after it ends)."""
-    return render.page(await svc.list_run_memory(run_id))
+    return render.slice_page(await svc.list_run_memory(run_id), limit, cursor)
 
 
 @router.post("/v1/runs/{run_id}/memory/{key:path}/promote", response_model=schemas.MemoryItem)

@@ -103,16 +103,18 @@ async def cancel_run(
 
 @router.post("/v1/runs/{run_id}/resume", response_model=schemas.Run)
 async def resume_run(
-    svc: Owned, run_id: str, body: Annotated[schemas.RunResume | None, Body()] = None
+    svc: Owned, run_id: str, body: Annotated[schemas.RunResume, Body()]
 ) -> Response:
-    """Continue a waiting run with what it asked for."""
-    return render.record(await svc.resume_run(run_id, (body or schemas.RunResume()).input))
+    """Continue a waiting run with what it asked for (``{"input": …}``)."""
+    return render.record(await svc.resume_run(run_id, body.input))
 
 
 @router.get("/v1/runs/{run_id}/steps", response_model=schemas.StepPage)
-async def list_steps(svc: Owned, run_id: str) -> Response:
+async def list_steps(
+    svc: Owned, run_id: str, limit: Limit = 100, cursor: Cursor = None
+) -> Response:
     """The run's steps in order: model calls, tool calls (call and result together), notes."""
-    return render.page(await svc.list_steps(run_id))
+    return render.slice_page(await svc.list_steps(run_id), limit, cursor)
 
 
 @router.get("/v1/sessions/{session_id}/tool-calls", response_model=schemas.StepPage)

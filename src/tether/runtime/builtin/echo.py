@@ -16,6 +16,9 @@ from typing import Any
 from tether.core.errors import UsageError
 from tether.runtime.run_context import RunContext
 
+#: echo is for tests and trials: it records at most this many notes.
+MAX_STEPS = 10_000
+
 
 def _text_of(ctx: RunContext) -> str:
     data = ctx.input
@@ -41,8 +44,8 @@ async def echo(ctx: RunContext) -> dict[str, Any]:
     data = ctx.input
     text = _text_of(ctx)
     steps = data.get("steps", 0)
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise UsageError("input.steps must be a whole number")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= MAX_STEPS:
+        raise UsageError(f"input.steps must be a whole number from 0 to {MAX_STEPS}")
     for i in range(1, steps + 1):
         await ctx.note(f"step {i}", {"i": i, "of": steps})
     sleep = data.get("sleep")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, NoReturn
 
-from tether.core.errors import LeaseLost, NotFound, SessionClosed, SessionExpired
+from tether.core.errors import LeaseLost, NotFound, SessionClosed, SessionExpired, UsageError
 from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
 from tether.core.session import Session
@@ -27,7 +27,11 @@ class SqlBase:
         self.location: str = db.location
 
     def _j(self, value: Any) -> Any:
-        return self._db.dump_json(value)
+        """value as a JSON column parameter; UsageError when it is not JSON (NaN included)."""
+        try:
+            return self._db.dump_json(value)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"not storable as JSON: {exc}") from exc
 
     async def _event(
         self,
@@ -121,14 +125,10 @@ class SqlBase:
         *,
         now: datetime,
         error: ErrorInfo,
-        in_doubt_tools: bool,
     ) -> None:
-        """Close a run's unfinished steps: failed with error, or (tool calls whose effect may
-        have happened, when in_doubt_tools) in_doubt."""
-        groups: list[tuple[StepStatus, str | None]] = []
-        if in_doubt_tools:
-            groups.append((StepStatus.IN_DOUBT, StepKind.TOOL_CALL.value))
-        groups.append((StepStatus.FAILED, None))
+        """Close a run's unfinished steps: tool calls as in_doubt (their effect may have
+        happened without its result being recorded), the others as failed with error."""
+        groups = ((StepStatus.IN_DOUBT, StepKind.TOOL_CALL.value), (StepStatus.FAILED, None))
         for status, kind in groups:
             rows = await tx.all(
                 "close_open_steps",
@@ -161,7 +161,7 @@ class SqlBase:
         if row is None:
             return None
         run = run_from_row(row, self._db.load_json)
-        await self._close_open_steps(tx, run, now=now, error=error, in_doubt_tools=False)
+        await self._close_open_steps(tx, run, now=now, error=error)
         await self._event(
             tx,
             "run.cancelled",

@@ -41,6 +41,14 @@ class MemoryPart(SqlBase):
         await self._touch_active(tx, row["session_id"], owner=owner, now=now)
         return row["owner"], row["session_id"], scope_id
 
+    async def _check_held(self, tx: Tx, run_id: str | None, worker_id: str | None) -> None:
+        """A write made by a run's agent: LeaseLost unless worker_id still holds the run."""
+        if worker_id is None:
+            return
+        row = await tx.one("get_run_without_context", id=run_id or "", owner=None)
+        if row is None or row["status"] != RunStatus.RUNNING.value or row["worker_id"] != worker_id:
+            await self._lost(tx, run_id or "", worker_id)
+
     async def put_memory(
         self,
         *,
@@ -52,8 +60,10 @@ class MemoryPart(SqlBase):
         now: datetime,
         namespace: tuple[str, ...] = (),
         source_run_id: str | None = None,
+        worker_id: str | None = None,
     ) -> MemoryItem:
         async with self._db.write() as tx:
+            await self._check_held(tx, source_run_id, worker_id)
             item_owner, session_id, run_id = await self._memory_home(
                 tx, scope, scope_id, owner, now
             )
@@ -123,8 +133,11 @@ class MemoryPart(SqlBase):
         owner: str | None,
         now: datetime,
         namespace: tuple[str, ...] = (),
+        source_run_id: str | None = None,
+        worker_id: str | None = None,
     ) -> bool:
         async with self._db.write() as tx:
+            await self._check_held(tx, source_run_id, worker_id)
             item_owner, session_id, run_id = await self._memory_home(
                 tx, scope, scope_id, owner, now
             )
@@ -154,9 +167,17 @@ class MemoryPart(SqlBase):
         return True
 
     async def promote_memory(
-        self, *, run_id: str, key: str, owner: str | None, now: datetime, as_key: str | None = None
+        self,
+        *,
+        run_id: str,
+        key: str,
+        owner: str | None,
+        now: datetime,
+        as_key: str | None = None,
+        worker_id: str | None = None,
     ) -> MemoryItem:
         async with self._db.write() as tx:
+            await self._check_held(tx, run_id, worker_id)
             run_row = await tx.one("get_run", id=run_id, owner=owner)
             if run_row is None:
                 raise NotFound("run", run_id)

@@ -6,7 +6,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from tether.core.errors import Conflict, InvalidTransition, NotFound, SessionBusy
+from tether.core.errors import (
+    Conflict,
+    IdempotencyConflict,
+    InvalidTransition,
+    NotFound,
+    SessionBusy,
+)
 from tether.core.ids import new_id
 from tether.core.message import Message, Role
 from tether.core.page import Page
@@ -51,7 +57,18 @@ class RunsPart(SessionsPart):
                 if row is not None:
                     if owner is not None and row["owner"] != owner:
                         raise NotFound("session", run.session_id)
-                    return self._run(row), False
+                    existing = self._run(row)
+                    if (existing.goal, existing.agent, existing.input) != (
+                        run.goal,
+                        run.agent,
+                        run.input,
+                    ):
+                        raise IdempotencyConflict(
+                            f"idempotency key {run.idempotency_key!r} was already used for run "
+                            f"{existing.id} with a different goal, agent or input",
+                            run_id=existing.id,
+                        )
+                    return existing, False
             touched = await self._touch_active(tx, run.session_id, owner=owner, now=now, add_runs=1)
             unfinished = [
                 self._run(r) for r in await tx.all("unfinished_runs", session_id=run.session_id)
@@ -168,6 +185,7 @@ class RunsPart(SessionsPart):
             if row is None:
                 return None
             run = self._run(row)
+            await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
             await self._event(
                 tx,
                 "run.started",
@@ -245,7 +263,6 @@ class RunsPart(SessionsPart):
                 run,
                 now=now,
                 error=error or ErrorInfo("interrupted", f"the run ended {status.value}"),
-                in_doubt_tools=False,
             )
             await self._run_event(tx, f"run.{status.value}", run, now)
         return run
@@ -337,7 +354,6 @@ class RunsPart(SessionsPart):
                 self._run(current),
                 now=now,
                 error=ErrorInfo("interrupted", "the worker shut down during this step"),
-                in_doubt_tools=True,
             )
             row = await tx.one("release_run", id=run_id, worker_id=worker_id, now=to_us(now))
             if row is None:
@@ -362,11 +378,7 @@ class RunsPart(SessionsPart):
             "worker_lost", f"worker {run.worker_id} stopped renewing its lease on this run"
         )
         await self._close_open_steps(
-            tx,
-            run,
-            now=now,
-            error=ErrorInfo("interrupted", "the worker was lost during this step"),
-            in_doubt_tools=True,
+            tx, run, now=now, error=ErrorInfo("interrupted", "the worker was lost during this step")
         )
         if run.attempt < run.max_attempts:
             row = await tx.one("requeue_run", id=run.id, now=to_us(now))
@@ -406,7 +418,7 @@ class RunsPart(SessionsPart):
         if row is None:
             return None
         timed_out = self._run(row)
-        await self._close_open_steps(tx, timed_out, now=now, error=error, in_doubt_tools=False)
+        await self._close_open_steps(tx, timed_out, now=now, error=error)
         await self._run_event(tx, "run.timed_out", timed_out, now)
         return timed_out
 

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from tether.core.errors import StoreError, UsageError
+from tether.core.errors import StoreError, StoreUnavailable, UsageError
 from tether.store.changes import ChangeFeed
 from tether.store.migrate import load_migrations, pending
 from tether.store.sql.database import Row
@@ -24,7 +24,7 @@ Durability = Literal["normal", "full"]
 _PACKAGE = "tether.store.sqlite"
 _QUERIES = load_queries(_PACKAGE)
 #: json.dumps with these options, without building an encoder on every call.
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 class _Tx:
@@ -38,8 +38,10 @@ class _Tx:
     def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
         try:
             return self._conn.execute(_QUERIES[query], params)
+        except UnicodeEncodeError as exc:
+            raise UsageError(f"text is not valid Unicode ({exc.reason})") from exc
         except sqlite3.Error as exc:
-            raise StoreError(f"{self._location}: {query}: {exc}") from exc
+            raise _store_error(f"{self._location}: {query}", exc) from exc
 
     async def one(self, query: str, /, **params: Any) -> Row | None:
         row: Row | None = self._execute(query, params).fetchone()
@@ -91,7 +93,11 @@ class _Write:
             if exc_type is not None:
                 db._conn.rollback()
                 return
-            db._execute("COMMIT")
+            try:
+                db._execute("COMMIT")
+            except BaseException:
+                db._conn.rollback()  # never leave the shared connection inside a transaction
+                raise
         finally:
             db._lock.release()
         if self._tx.topics:
@@ -210,12 +216,20 @@ class SqliteDatabase:
     def _execute(self, sql: str) -> None:
         try:
             self._conn.execute(sql)
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"{self.location}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise _store_error(self.location, exc) from exc
 
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(f"the store {self.location} is closed")
+
+
+def _store_error(where: str, exc: sqlite3.Error) -> StoreError:
+    """The error to raise for a failed statement: retryable when the file was busy."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return StoreUnavailable(f"{where}: the database is busy ({text}); retry shortly")
+    return StoreError(f"{where}: {text}")
 
 
 def _connect(location: str, durability: Durability) -> sqlite3.Connection:

@@ -23,7 +23,7 @@ runs must know. Prefer minimal changes. Answer with a short plain-text report wh
 
 def _memory_tools(ctx: RunContext) -> list[Tool]:
     @tool
-    def remember(key: str, value: Any) -> str:
+    async def remember(key: str, value: Any) -> str:
         """Write a fact into this run's working memory."""
         ctx.memory.run[key] = value
         return f"remembered {key}"
