@@ -255,13 +255,17 @@ async def test_idempotency_key_returns_the_same_run(db_path: Path) -> None:
             session.id, "once", agent="echo", input={"sleep": 0.2}, idempotency_key="k-1"
         )
         # While it is ready (and the session busy), the same key answers with the same run.
-        again = await svc.create_run(session.id, "once", agent="echo", idempotency_key="k-1")
+        again = await svc.create_run(
+            session.id, "once", agent="echo", input={"sleep": 0.2}, idempotency_key="k-1"
+        )
         assert again.id == first.id and again.seq == 1
         eng.worker()
         done = await wait_status(svc, first.id, *TERMINAL)
         assert done.status is RunStatus.COMPLETED
         # And after it finished too: never a second run.
-        after = await svc.create_run(session.id, "once", agent="echo", idempotency_key="k-1")
+        after = await svc.create_run(
+            session.id, "once", agent="echo", input={"sleep": 0.2}, idempotency_key="k-1"
+        )
         assert after.id == first.id and after.status is RunStatus.COMPLETED
         # The key is per session.
         elsewhere = await svc.create_run(other.id, "once", agent="echo", idempotency_key="k-1")

@@ -98,6 +98,10 @@ class Bar:
     width: float
 
 
+#: A run page shows this many first and last steps; the API pages through all of them.
+SHOWN_HEAD, SHOWN_TAIL = 200, 300
+
+
 def waterfall(run: Run, steps: list[Step], now: datetime) -> tuple[list[Bar], float]:
     """Bars for the steps over the run's span (open steps reach now); the span in seconds."""
     if not steps:
@@ -123,6 +127,9 @@ async def run_view(svc: Service, run_id: str) -> dict[str, Any]:
     steps = await svc.list_steps(run_id)
     now = svc.clock.now()
     bars, span = waterfall(run, steps, now)
+    hidden = max(0, len(bars) - SHOWN_HEAD - SHOWN_TAIL)
+    if hidden:  # a page stays readable (and small) however many steps a run records
+        bars = bars[:SHOWN_HEAD] + bars[-SHOWN_TAIL:]
     in_session = {
         item.key
         for item in await svc.list_session_memory(session.id)
@@ -135,6 +142,8 @@ async def run_view(svc: Service, run_id: str) -> dict[str, Any]:
         "run": run,
         "session": session,
         "bars": bars,
+        "step_count": len(steps),
+        "hidden_steps": hidden,
         "span": span,
         "error_step": error_step,
         "memory": await svc.list_run_memory(run_id),
