@@ -94,6 +94,14 @@ def test_malformed_json_and_wrong_types_get_422_naming_the_field(alice: httpx.Cl
     _problem(alice.post(runs, json={"goal": "g", "agent": "nobody"}), 404, "agent_not_found")
     lone = b'{"title": "\\ud800"}'
     _problem(alice.post("/v1/sessions", content=lone, headers=headers), 422, "validation_error")
+    for body in ({"title": "a\x00b"}, {"metadata": {"k": ["\x00"]}}):
+        problem = _problem(alice.post("/v1/sessions", json=body), 422, "validation_error")
+        assert "NUL" in str(problem["detail"])
+    _problem(
+        alice.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "\x00"}),
+        422,
+        "validation_error",
+    )
     deep = b"[" * 100_000 + b"]" * 100_000
     _problem(alice.post("/v1/sessions", content=deep, headers=headers), 422, "validation_error")
     message = alice.post(f"/v1/sessions/{sid}/memory/k", content=b"{}", headers=headers)

@@ -42,6 +42,13 @@ def big(n: int) -> Any:
 
 
 @tool
+def read_binary(structured: bool) -> Any:
+    """What reading a binary file as text gives."""
+    text = "PK\x03\x04\x00\x00"
+    return {"path": "a.zip", "lines": [text], "k\x00": 1} if structured else text
+
+
+@tool
 def refuse(reason: str) -> str:
     """Always refuses."""
     raise ToolError(f"refused: {reason}")
@@ -126,6 +133,16 @@ async def test_invalid_arguments_are_an_error_naming_the_field(
 async def test_arguments_must_be_an_object() -> None:
     with pytest.raises(ToolError, match="must be a JSON object"):
         await search.invoke(["q"])  # type: ignore[arg-type]
+
+
+async def test_nul_characters_in_an_output_become_replacement_characters() -> None:
+    # no store keeps NUL (PostgreSQL refuses it), so the step's result must not carry one
+    assert await read_binary.invoke({"structured": False}) == "PK\x03\x04\ufffd\ufffd"
+    assert await read_binary.invoke({"structured": True}) == {
+        "path": "a.zip",
+        "lines": ["PK\x03\x04\ufffd\ufffd"],
+        "k\ufffd": 1,
+    }
 
 
 async def test_a_tool_raising_is_an_error_result_not_a_crash() -> None:

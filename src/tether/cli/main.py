@@ -32,7 +32,7 @@ from tether.cli.serve import serve
 from tether.cli.tail import tail
 from tether.core.run import Run
 from tether.core.serde import to_data
-from tether.store.factory import DEFAULT_DB
+from tether.store.factory import DEFAULT_DB, redact_url
 
 app = typer.Typer(
     name="tether",
@@ -68,9 +68,10 @@ def demo(
     if workspace is not None and workspace.exists():
         raise typer.BadParameter(f"{workspace} already exists", param_hint="--workspace")
     project = copy_project(workspace)
+    shown = redact_url(db)  # a PostgreSQL password is never printed
     with open_db(db, create=True, worker=True) as tt:
         if not json:
-            console.print(f"[dim]project copied to {project}; database {db}[/]")
+            console.print(f"[dim]project copied to {project}; database {shown}[/]")
 
         def progress(number: int, run: Run) -> None:
             if not json:
@@ -86,7 +87,7 @@ def demo(
         if json:
             data = report.to_data()
             data["workspace"] = str(project)
-            data["db"] = db
+            data["db"] = shown
             print_json(data)
             return
         console.print()
@@ -94,8 +95,8 @@ def demo(
         console.print(
             f"\nThe session is still [bold green]{report.session.status.value}[/]: runs finished, "
             "the conversation goes on. Look again from a new process with\n"
-            f"  {_program()} sessions show {report.session.id} --db {db}\n"
-            f"  {_program()} runs show {report.runs[0].run.id} --db {db}"
+            f"  {_program()} sessions show {report.session.id} --db {shown}\n"
+            f"  {_program()} runs show {report.runs[0].run.id} --db {shown}"
         )
 
 

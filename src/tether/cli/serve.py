@@ -14,7 +14,7 @@ import typer
 from tether.api.settings import DEFAULT_MAX_BODY_BYTES, ApiSettings
 from tether.cli.app import DbOption, fail, handles_errors
 from tether.runtime.api_keys import ApiKeys
-from tether.store.factory import DEFAULT_DB, is_postgres, open_store, sqlite_path
+from tether.store.factory import DEFAULT_DB, is_postgres, open_store, redact_url, sqlite_path
 
 
 def is_loopback(host: str) -> bool:
@@ -92,14 +92,15 @@ def serve(
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
     exists = is_postgres(db) or Path(sqlite_path(db)).exists()  # don't create it just to look
     if not no_auth and not (exists and asyncio.run(_has_keys(db))):
+        shown = redact_url(db)  # a PostgreSQL password stays out of terminals and logs
         if not loopback:
             fail(
                 f"refusing to serve on {host} without API keys: create one with "
-                f"`tether keys create --owner NAME --db {db}`, or bind 127.0.0.1"
+                f"`tether keys create --owner NAME --db {shown}`, or bind 127.0.0.1"
             )
         print(
             "no API keys yet: every request will get 401 until you run "
-            f"`tether keys create --owner NAME --db {db}` (or serve with --no-auth)",
+            f"`tether keys create --owner NAME --db {shown}` (or serve with --no-auth)",
             file=sys.stderr,
         )
     from tether.api.server import serve as run

@@ -78,16 +78,31 @@ class Tool:
 
 def cap_output(value: Any, limit: int) -> Any:
     """value as JSON data, or a truncated text of it when its JSON form exceeds limit
-    characters; ToolError when it is not JSON (NaN included)."""
+    characters; ToolError when it is not JSON (NaN included). NUL characters (a binary file
+    read as text, say), which no store keeps, become U+FFFD."""
     value = to_data(value)
     try:
         text = value if isinstance(value, str) else json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ToolError(f"the tool's output is not JSON: {exc}") from exc
+    if "\x00" in text or "\\u0000" in text:
+        value = _without_nul(value)
+        text = value if isinstance(value, str) else json.dumps(value)
     if len(text) <= limit:
         return value
     cut = len(text) - limit
     return f"{text[:limit]}\n… [output truncated: {cut} more characters]"
+
+
+def _without_nul(value: Any) -> Any:
+    """JSON data with every NUL character, in keys and texts, replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    return value
 
 
 def tool(

@@ -37,6 +37,7 @@ from tether.store.migrate import load_migrations, pending
 from tether.store.postgres.listener import Listener, notify_payloads
 from tether.store.sql.database import Row
 from tether.store.sql.queries import load_queries
+from tether.store.sql.text import NUL_REFUSED, check_json
 
 _PACKAGE = "tether.store.postgres"
 _QUERIES = load_queries(_PACKAGE)
@@ -183,7 +184,7 @@ class PostgresDatabase:
     def dump_json(self, value: Any) -> str | None:
         if value is None:
             return None
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return check_json(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
     def load_json(self, column: Any) -> Any:
         return None if column is None else json.loads(column)
@@ -326,8 +327,10 @@ def _stale_plan(exc: psycopg.Error) -> bool:
     return exc.sqlstate == "0A000" and "cached plan" in str(exc)
 
 
-def _store_error(exc: psycopg.Error, location: str) -> StoreError:
+def _store_error(exc: psycopg.Error, location: str) -> StoreError | UsageError:
     """tether's error for a psycopg error."""
+    if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):
+        return UsageError(NUL_REFUSED)  # psycopg refuses to send it
     if exc.sqlstate in _RACES or _stale_plan(exc):
         return ConcurrentUpdate(f"{location}: {exc.diag.message_primary or exc}")
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):

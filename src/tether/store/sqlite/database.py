@@ -19,6 +19,7 @@ from tether.store.changes import ChangeFeed
 from tether.store.migrate import load_migrations, pending
 from tether.store.sql.database import Row
 from tether.store.sql.queries import load_queries
+from tether.store.sql.text import check_json, check_params
 
 Durability = Literal["normal", "full"]
 _PACKAGE = "tether.store.sqlite"
@@ -36,6 +37,7 @@ class _Tx:
         self.topics: list[str] = []
 
     def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
+        check_params(params)
         try:
             return self._conn.execute(_QUERIES[query], params)
         except UnicodeEncodeError as exc:
@@ -54,6 +56,8 @@ class _Tx:
         return self._execute(query, params).rowcount
 
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
+        for row in rows:
+            check_params(row)
         try:
             self._conn.executemany(_QUERIES[query], rows)
         except sqlite3.Error as exc:
@@ -156,7 +160,7 @@ class SqliteDatabase:
     def dump_json(self, value: Any) -> str | None:
         if value is None:
             return None
-        return _encode(value)
+        return check_json(_encode(value))
 
     def load_json(self, column: Any) -> Any:
         if column is None:
