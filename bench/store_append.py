@@ -135,7 +135,7 @@ async def _fill_run(
     run = await service.create_run(session.id, text[:120], agent="coder", input={"text": text})
     claimed = await store.claim_run(worker_id=WORKER, now=tick(), lease_seconds=15)
     assert claimed is not None and claimed.id == run.id
-    context = await assemble_context(store, session, exclude_run_id=run.id, now=clock.now())
+    context = await assemble_context(store, session, before_seq=run.seq, now=clock.now())
     await store.update_run(run.id, worker_id=WORKER, now=tick(), context=context)
     position = 0
     history: list[dict[str, Any]] = [{"role": "user", "content": text}]
@@ -470,7 +470,7 @@ async def measure(
         )
 
     async def context() -> None:
-        await assemble_context(store, session, exclude_run_id=run.id, now=clock.now())
+        await assemble_context(store, session, before_seq=run.seq, now=clock.now())
 
     warmup = max(round_size, 50)
     done = 0
