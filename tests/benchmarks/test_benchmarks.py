@@ -1,0 +1,54 @@
+"""Every benchmark under bench/ still runs and prints its tables, at a tiny size. Nothing is
+timed here: the figures belong to `make bench` (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..pg import require_server
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+SMALL = {
+    "store_append.py": (
+        "--sizes 100,200 --durability normal,full --iterations 20 --full-iterations 10"
+        " --round 10 --context-every 2",
+        ["durability=normal", "durability=full", "add_message", "record_step", "assemble_context"],
+    ),
+    "engine.py": (
+        "--runs 20 --parallel-runs 20 --rounds 1 --breakdown-runs 5 --warmup 2 --clients 4",
+        ["runs", "Where the time goes", "record_step", "claim_run"],
+    ),
+    "http_load.py": (
+        "--runs 20 --streams 4 --rounds 1 --seconds 1",
+        ["sessions created / s", "runs / s end to end", "SSE commit", "server RSS"],
+    ),
+    "postgres.py": (
+        "--runs 12 --sessions 3 --processes 1,2 --sizes 100 --iterations 10",
+        ["sqlite embedded", "postgres, 1 worker", "postgres, 2 worker", "add_message"],
+    ),
+}
+
+
+@pytest.mark.parametrize("script", sorted(SMALL))
+def test_the_benchmark_runs_and_prints_its_tables(script: str, tmp_path: Path) -> None:
+    if script == "postgres.py":
+        require_server()
+    args, expected = SMALL[script]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), *args.split()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    for text in expected:
+        assert text in done.stdout, f"{text!r} missing from:\n{done.stdout[-3000:]}"
