@@ -57,9 +57,11 @@ class Executor:
     async def execute(self, run: Run) -> None:
         """Drive run to a terminal status or to waiting. Cancelling this coroutine (worker
         shutdown past its grace period) hands the run back to the queue."""
-        lost = asyncio.Event()
+        lost, querying = asyncio.Event(), asyncio.Event()
         agent_task = asyncio.create_task(self._drive(run), name=f"run {run.id}")
-        keeper = asyncio.create_task(self._keep(run, agent_task, lost), name=f"keeper {run.id}")
+        keeper = asyncio.create_task(
+            self._keep(run, agent_task, lost, querying), name=f"keeper {run.id}"
+        )
         try:
             await asyncio.shield(agent_task)
         except asyncio.CancelledError:
@@ -75,12 +77,23 @@ class Executor:
                     )
             raise
         finally:
-            keeper.cancel()
+            # The agent is done. A keeper waiting for news is cancelled; one in the middle of a
+            # query ends on its own right after it: cancelling a query would make the driver ask
+            # the server to cancel it (PostgreSQL: a new connection), once per run.
+            if not querying.is_set():
+                keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
 
-    async def _keep(self, run: Run, agent_task: asyncio.Task[None], lost: asyncio.Event) -> None:
-        """Renew the lease and cancel the agent once the run is no longer ours."""
+    async def _keep(
+        self,
+        run: Run,
+        agent_task: asyncio.Task[None],
+        lost: asyncio.Event,
+        querying: asyncio.Event,
+    ) -> None:
+        """Renew the lease and cancel the agent once the run is no longer ours; querying is
+        set while it reads or writes the store."""
         settings = self._settings
         renew_every = settings.lease_seconds / 3
         loop = asyncio.get_running_loop()
@@ -90,6 +103,9 @@ class Executor:
             await self._store.changes.wait(
                 [run_topic(run.id)], settings.watch_interval, since=cursor
             )
+            if agent_task.done():  # woken by the run's own last write
+                return
+            querying.set()
             try:
                 if loop.time() >= next_renewal:
                     current = await self._store.renew_lease(
@@ -104,6 +120,8 @@ class Executor:
             except StoreError as exc:  # the database hiccuped: the lease outlives it
                 log.warning("lease check failed for run %s: %s", run.id, exc)
                 continue
+            finally:
+                querying.clear()
             # Each claim has its own holder id, and the attempt is compared too: a run reaped
             # for a retry and claimed again by this very worker is not this execution's.
             still_ours = (
