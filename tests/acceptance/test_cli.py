@@ -59,3 +59,41 @@ def test_usage_mistakes_are_one_line(tmp_path: Path) -> None:
         assert done.returncode == 2, done
         assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1
         assert "Traceback" not in done.stderr
+
+
+def _one_line(done: subprocess.CompletedProcess[str], code: int) -> str:
+    assert done.returncode == code, done
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: ") and len(done.stderr.strip().splitlines()) == 1, done
+    return done.stderr
+
+
+def test_bad_databases_servers_and_values_are_one_line(tmp_path: Path) -> None:
+    db = str(tmp_path / "t.db")
+    with tether.open(db) as tt:
+        tt.sessions.create(title="one")
+    # wrong values of an option are usage mistakes (2), like wrong options
+    _one_line(cli("sessions", "list", "--db", db, "--status", "bogus", cwd=tmp_path), 2)
+    for value in ("inf", "nan", "0"):
+        _one_line(cli("worker", "--db", db, "--lease-seconds", value, cwd=tmp_path), 2)
+    _one_line(cli("worker", "--db", db, "--grace-seconds", "-5", cwd=tmp_path), 2)
+    # databases that name nothing tether can open
+    assert "scheme 'mysql'" in _one_line(
+        cli("sessions", "list", "--db", "mysql://x/y", cwd=tmp_path), 2
+    )
+    _one_line(cli("db", "migrate", "--db", "mysql://x/y", cwd=tmp_path), 2)
+    _one_line(cli("sessions", "list", "--db", "", cwd=tmp_path), 2)
+    for bad in ("postgresql://a@[::1/x", "postgresql://a@h:99x/db"):
+        assert "invalid PostgreSQL URL" in _one_line(
+            cli("sessions", "list", "--db", bad, cwd=tmp_path), 2
+        )
+    # servers that cannot be addressed
+    for url in ("http://[::1", "http://127.0.0.1:abc", "http://127.0.0.1:99999", "ftp://x"):
+        assert "invalid server URL" in _one_line(
+            cli("sessions", "list", "--url", url, "--api-key", "k", cwd=tmp_path), 2
+        )
+    _one_line(cli("tail", "x", "--url", "http://[::1", cwd=tmp_path), 2)
+    # `tether serve` on a database it cannot open says so before starting
+    missing = str(tmp_path / "no" / "such" / "t.db")
+    served = cli("serve", "--port", "0", "--db", missing, cwd=tmp_path)
+    assert "the folder" in _one_line(served, 2) and "API keys" not in served.stderr

@@ -152,3 +152,52 @@ def test_steps_and_memory_lists_are_paginated(alice: httpx.Client) -> None:
                 break
         assert len(seen) == total
         assert len({json.dumps(item, sort_keys=True) for item in seen}) == total
+
+
+def test_a_form_body_is_told_to_be_json(alice: httpx.Client) -> None:
+    # what `curl -d '{...}'` sends without a Content-Type of its own
+    form = alice.post(
+        "/v1/sessions",
+        content=b'{"title": "demo"}',
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    problem = _problem(form, 422, "validation_error")
+    assert "application/json" in str(problem["detail"])
+    assert "application/x-www-form-urlencoded" in str(problem["detail"])
+
+
+def test_event_pages_follow_their_cursor(alice: httpx.Client) -> None:
+    sid = new_session(alice)["id"]
+    for n in range(5):
+        alice.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": f"m{n}"})
+    seen: list[int] = []
+    params: dict[str, str] = {"stream": "false", "limit": "2"}
+    for _ in range(10):
+        page = alice.get(f"/v1/sessions/{sid}/events", params=params).json()
+        seen.extend(event["id"] for event in page["data"])
+        if page["next_cursor"] is None:
+            break
+        params["cursor"] = page["next_cursor"]
+    assert len(seen) == 6 and seen == sorted(set(seen))  # session.created + 5 messages
+    both = alice.get(
+        f"/v1/sessions/{sid}/events", params={"stream": "false", "cursor": "1", "after": "1"}
+    )
+    _problem(both, 422, "validation_error")
+    _problem(
+        alice.get(f"/v1/sessions/{sid}/events", params={"stream": "false", "cursor": "x"}),
+        422,
+        "validation_error",
+    )
+
+
+def test_an_empty_namespace_label_is_refused(alice: httpx.Client) -> None:
+    alice.put("/v1/users/me/memory/k", params={"namespace": "docs"}, json={"value": 1})
+    for method in ("GET", "DELETE"):
+        answer = alice.request(method, "/v1/users/me/memory/k", params={"namespace": ""})
+        _problem(answer, 422, "validation_error")
+    _problem(alice.get("/v1/users/me/memory", params={"namespace": ""}), 422, "validation_error")
+
+
+def test_health_answers_head_too(server: Server) -> None:
+    with server.client() as anonymous:
+        assert anonymous.head("/healthz").status_code == 200

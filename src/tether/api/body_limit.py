@@ -18,6 +18,10 @@ class BodyLimit:
     def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        #: A refused body up to this size is read to its end first, so that closing the
+        #: connection does not reset it while the client still sends (the client would see
+        #: "connection reset" instead of the 413); a larger one is cut off.
+        self._drain_bytes = max(4 * max_bytes, 4 * 1024 * 1024)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -25,6 +29,8 @@ class BodyLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
+            if declared <= self._drain_bytes:
+                await _drain(receive, self._drain_bytes)
             await self._refuse(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -36,6 +42,8 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
+                if message.get("more_body", False):
+                    await _drain(receive, self._drain_bytes - size)
                 await self._refuse(scope, receive, send)
                 return
             chunks.append(chunk)
@@ -53,6 +61,17 @@ class BodyLimit:
         response = error_response(error)
         response.headers["Connection"] = "close"
         await response(scope, receive, send)
+
+
+async def _drain(receive: Receive, budget: int) -> None:
+    """Read and drop the rest of a request body, up to budget bytes."""
+    while budget > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -111,7 +111,19 @@ async def _on_tether_error(request: Request, exc: Exception) -> Response:
 
 async def _on_validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
-    return validation_response(exc.errors())
+    errors = list(exc.errors())
+    kind = request.headers.get("content-type", "")
+    if kind and "json" not in kind and any(list(e.get("loc", ()))[:1] == ["body"] for e in errors):
+        # e.g. `curl -d '{...}'`, which sends a form: say what the body must be
+        errors.insert(
+            0,
+            {
+                "loc": ["header", "content-type"],
+                "msg": f"the body must be JSON sent as application/json, not {kind.split(';')[0]}",
+                "type": "content_type",
+            },
+        )
+    return validation_response(errors)
 
 
 async def _on_http_error(request: Request, exc: Exception) -> Response:

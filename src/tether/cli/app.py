@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,10 +13,10 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from tether.core.errors import TetherError
+from tether.core.errors import TetherError, UsageError
 from tether.runtime.facade import Tether
 from tether.runtime.facade import open as open_tether
-from tether.store.factory import DEFAULT_DB, is_postgres, sqlite_path
+from tether.store.factory import DEFAULT_DB, check_url, is_postgres, sqlite_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,6 +61,13 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def finite(value: float) -> float:
+    """An option callback refusing nan (which every range check lets through)."""
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a number of seconds")
+    return value
+
+
 def handles_errors(fn: F) -> F:
     """Turn tether's errors (and interrupted commands) into one line and an exit code."""
 
@@ -67,6 +75,8 @@ def handles_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except UsageError as exc:
+            fail(str(exc), 2)
         except TetherError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
@@ -82,6 +92,7 @@ def open_db(
     db: str, *, create: bool = False, worker: bool = False, owner: str = DEFAULT_OWNER
 ) -> Tether:
     """Open the database as owner; refuse a missing SQLite file unless create."""
+    check_url(db)
     if not is_postgres(db):
         path = sqlite_path(db)
         if path != ":memory:" and not create and not Path(path).exists():

@@ -21,6 +21,7 @@ from tether.cli.app import (
     UrlOption,
     console,
     err_console,
+    finite,
     handles_errors,
     open_db,
     open_target,
@@ -165,7 +166,7 @@ def sessions_close(
         if json:
             print_json(to_data(session))
         else:
-            console.print(f"session {session.id} is ", render.status(session.status.value))
+            console.print(f"session {session.id} is", render.status(session.status.value))
 
 
 @runs_app.command("list")
@@ -226,7 +227,7 @@ def runs_cancel(
         if json:
             print_json(to_data(run))
         else:
-            console.print(f"run {run.id} is ", render.status(run.status.value))
+            console.print(f"run {run.id} is", render.status(run.status.value))
 
 
 @runs_app.command("resume")
@@ -246,7 +247,7 @@ def runs_resume(
         if json:
             print_json(to_data(run))
         else:
-            console.print(f"run {run.id} is ", render.status(run.status.value))
+            console.print(f"run {run.id} is", render.status(run.status.value))
 
 
 def _json_or_text(text: str) -> Any:
@@ -313,11 +314,19 @@ def worker(
         int, typer.Option(envvar="TETHER_CONCURRENCY", help="Runs executed at once.", min=1)
     ] = 8,
     lease_seconds: Annotated[
-        float, typer.Option(help="A run's lease; renewed every third of it.", min=1.0)
+        float,
+        typer.Option(
+            help="A run's lease; renewed every third of it.", min=1.0, max=3600, callback=finite
+        ),
     ] = 15.0,
     grace_seconds: Annotated[
         float,
-        typer.Option(help="On SIGTERM, how long running runs may take before handed back."),
+        typer.Option(
+            help="On SIGTERM, how long running runs may take before handed back.",
+            min=0,
+            max=86400,
+            callback=finite,
+        ),
     ] = 10.0,
     agents: Annotated[
         str | None,

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from tether.api.settings import DEFAULT_MAX_BODY_BYTES, ApiSettings
-from tether.cli.app import DbOption, fail, handles_errors
+from tether.cli.app import DbOption, fail, finite, handles_errors
 from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import DEFAULT_DB, is_postgres, open_store, redact_url, sqlite_path
 
@@ -28,6 +28,8 @@ def is_loopback(host: str) -> bool:
 
 
 async def _has_keys(db: str) -> bool:
+    """Whether db holds an active API key; opening it (and migrating it) before uvicorn starts
+    makes a database that cannot be opened one clear line, not a failed startup."""
     store = open_store(db)
     try:
         return await ApiKeys(store).any_active()
@@ -69,6 +71,8 @@ def serve(
         typer.Option(
             envvar="TETHER_HEARTBEAT_SECONDS",
             min=0.1,
+            max=3600,
+            callback=finite,
             help="Seconds of silence after which an SSE stream sends a heartbeat comment.",
         ),
     ] = 15.0,
@@ -77,6 +81,8 @@ def serve(
         typer.Option(
             envvar="TETHER_SHUTDOWN_GRACE",
             min=0,
+            max=86400,
+            callback=finite,
             help="On stop, seconds running runs get to finish before they are handed back.",
         ),
     ] = 10.0,
@@ -90,8 +96,9 @@ def serve(
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
-    exists = is_postgres(db) or Path(sqlite_path(db)).exists()  # don't create it just to look
-    if not no_auth and not (exists and asyncio.run(_has_keys(db))):
+    exists = is_postgres(db) or Path(sqlite_path(db)).exists()  # don't create it just to refuse
+    has_keys = (exists or loopback or no_auth) and asyncio.run(_has_keys(db))
+    if not no_auth and not has_keys:
         shown = redact_url(db)  # a PostgreSQL password stays out of terminals and logs
         if not loopback:
             fail(

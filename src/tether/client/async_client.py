@@ -56,7 +56,7 @@ class AsyncClient:
         reconnect_attempts: int = 10,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.url = url.rstrip("/")
+        self.url = _checked_url(url)
         self.clock: Clock = SystemClock()
         self.timeout = timeout
         #: Consecutive failed reconnections after which a stream gives up.
@@ -425,3 +425,16 @@ if TYPE_CHECKING:
 
     def _client_is_a_backend(client: AsyncClient) -> Backend:
         return client
+
+
+def _checked_url(url: str) -> str:
+    """The server URL without a trailing slash, or UsageError naming what is wrong with it."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise UsageError(f"invalid server URL {url!r}: {exc}") from exc
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise UsageError(f"invalid server URL {url!r}: use http://HOST:PORT or https://HOST")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise UsageError(f"invalid server URL {url!r}: the port must be 1-65535")
+    return url.rstrip("/")

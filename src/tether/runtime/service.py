@@ -416,7 +416,7 @@ class Service:
         return await self.store.list_memory(
             scope=MemoryScope.USER,
             scope_id=self.owner,
-            namespace_prefix=namespace,
+            namespace_prefix=None if namespace is None else limits.namespace(namespace),
             limit=limit,
             offset=offset,
         )
@@ -424,7 +424,10 @@ class Service:
     async def get_user_memory(self, key: str, *, namespace: tuple[str, ...] = ()) -> MemoryItem:
         return _found(
             await self.store.get_memory(
-                scope=MemoryScope.USER, scope_id=self.owner, key=key, namespace=namespace
+                scope=MemoryScope.USER,
+                scope_id=self.owner,
+                key=key,
+                namespace=limits.namespace(namespace),
             ),
             key,
         )
@@ -449,7 +452,7 @@ class Service:
             key=key,
             owner=self.owner,
             now=self.clock.now(),
-            namespace=namespace,
+            namespace=limits.namespace(namespace),
         )
         if not deleted:
             raise NotFound("memory item", key)

@@ -32,23 +32,38 @@ def redact_url(url: str) -> str:
     """A database URL fit to print: no password, no query."""
     if not is_postgres(url):
         return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:  # malformed: nothing of it is shown
+        return url.split("://", 1)[0] + "://…"
     if parts.username:
         host = f"{parts.username}@{host}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+def check_url(url: str | Path) -> str:
+    """url as text, or UsageError when it names no database tether can open."""
+    text = str(url)
+    if not text.strip():
+        raise UsageError("the database is empty: give a file path or a postgresql:// URL")
+    if "://" in text and not is_postgres(text) and not text.startswith("sqlite:"):
+        scheme = text.split("://", 1)[0]
+        raise UsageError(
+            f"unsupported database URL scheme {scheme!r}: use a file path, sqlite:///PATH "
+            "or postgresql://"
+        )
+    return text
+
+
 def open_store(url: str | Path = DEFAULT_DB, *, durability: str = "normal") -> Store:
     """A migrated, ready store for url (a path, ``sqlite:///path``, ``:memory:`` or a
     ``postgresql://`` URL)."""
-    text = str(url)
+    text = check_url(url)
     if is_postgres(text):
         return _postgres_store(text)
-    if "://" in text and not text.startswith("sqlite:"):
-        raise UsageError(f"unsupported database URL {text!r}: use a file path or postgresql://")
     from tether.store.sqlite.store import SqliteStore
 
     if durability not in ("normal", "full"):
@@ -58,7 +73,7 @@ def open_store(url: str | Path = DEFAULT_DB, *, durability: str = "normal") -> S
 
 def migrate_store(url: str | Path = DEFAULT_DB) -> tuple[int, int]:
     """Create or migrate the database at url; (schema version before, after)."""
-    text = str(url)
+    text = check_url(url)
     if is_postgres(text):
         return _postgres_store(text, migrate=False).database.migrate()
     from tether.store.sqlite.database import SqliteDatabase

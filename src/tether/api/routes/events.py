@@ -34,6 +34,9 @@ LastEventId = Annotated[
 After = Annotated[
     int | None, Query(ge=0, le=2**62, description="Resume after this event id (fallback).")
 ]
+Cursor = Annotated[
+    str | None, Query(description="A JSON page's next_cursor (stream=false): the next page.")
+]
 Stream = Annotated[
     bool, Query(description="false: answer the events so far as a JSON page and end.")
 ]
@@ -43,13 +46,22 @@ Heartbeat = Annotated[
 Limit = Annotated[int, Query(ge=1, le=limits.MAX_PAGE, description="Page size (stream=false).")]
 
 
-def _after(last_event_id: str | None, after: int | None) -> int | None:
-    if last_event_id is None or not last_event_id.strip():
-        return after
-    text = last_event_id.strip()
+def _event_id(text: str, field: str) -> int:
+    text = text.strip()
     if not text.isdigit() or len(text) > 18:
-        raise UsageError("header.Last-Event-ID must be an event id (a whole number)")
+        raise UsageError(f"{field} must be an event id (a whole number)")
     return int(text)
+
+
+def _after(last_event_id: str | None, after: int | None, cursor: str | None) -> int | None:
+    """Where to start: Last-Event-ID, else `after`, else `cursor` (a page's next_cursor)."""
+    if last_event_id is not None and last_event_id.strip():
+        return _event_id(last_event_id, "header.Last-Event-ID")
+    if cursor is not None and cursor.strip():
+        if after is not None:
+            raise UsageError("query.cursor and query.after cannot be used together")
+        return _event_id(cursor, "query.cursor")
+    return after
 
 
 async def _respond(
@@ -92,6 +104,7 @@ async def session_events(
     session_id: str,
     last_event_id: LastEventId = None,
     after: After = None,
+    cursor: Cursor = None,
     stream: Stream = True,
     heartbeat: Heartbeat = None,
     limit: Limit = 500,
@@ -103,7 +116,7 @@ async def session_events(
         svc,
         session_id=session_id,
         run_id=None,
-        after_id=_after(last_event_id, after),
+        after_id=_after(last_event_id, after, cursor),
         stream=stream,
         heartbeat=heartbeat,
         limit=limit,
@@ -117,6 +130,7 @@ async def run_events(
     run_id: str,
     last_event_id: LastEventId = None,
     after: After = None,
+    cursor: Cursor = None,
     stream: Stream = True,
     heartbeat: Heartbeat = None,
     limit: Limit = 500,
@@ -128,7 +142,7 @@ async def run_events(
         svc,
         session_id=None,
         run_id=run_id,
-        after_id=_after(last_event_id, after),
+        after_id=_after(last_event_id, after, cursor),
         stream=stream,
         heartbeat=heartbeat,
         limit=limit,

@@ -14,6 +14,7 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", response_model=schemas.Health)
+@router.head("/healthz", include_in_schema=False)
 async def healthz(request: Request) -> Response:
     """200 when the server can read its database, 503 when it cannot."""
     try:

@@ -21,7 +21,7 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -334,7 +334,8 @@ def _store_error(exc: psycopg.Error, location: str) -> StoreError | UsageError:
     if exc.sqlstate in _RACES or _stale_plan(exc):
         return ConcurrentUpdate(f"{location}: {exc.diag.message_primary or exc}")
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
-        return StoreUnavailable(f"{location}: the database connection failed: {exc}")
+        reason = " ".join(str(exc).split())  # libpq's messages span several lines
+        return StoreUnavailable(f"{location}: the database connection failed: {reason}")
     return StoreError(f"{location}: {exc}")
 
 
@@ -348,7 +349,11 @@ def _current_version(conn: psycopg.Connection[Any]) -> int:
 
 def _split_url(url: str) -> tuple[str, dict[str, Any]]:
     """libpq's URL (tether's pool_* parameters removed, timeouts defaulted) and those options."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- parsing the port is what raises on a bad one
+    except ValueError as exc:
+        raise UsageError(f"invalid PostgreSQL URL {redact_url(url)!r}: {exc}") from exc
     query = parse_qsl(parts.query, keep_blank_values=True)
     options: dict[str, Any] = dict(_POOL_OPTIONS)
     rest = []
@@ -362,4 +367,5 @@ def _split_url(url: str) -> tuple[str, dict[str, Any]]:
         rest.append(("connect_timeout", "5"))
     if "application_name" not in names:
         rest.append(("application_name", "tether"))
-    return urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote))), options
+    query_text = urlencode(rest, quote_via=quote)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}?{query_text}", options
