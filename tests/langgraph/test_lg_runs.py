@@ -153,6 +153,15 @@ def test_list_runs_pages_newest_first_and_filters_by_status(client: SyncLangGrap
     assert client.runs.list(tid, status="success", limit=1, offset=1)[0] == every[3]
     assert client.runs.list(tid, status="pending") == []
     assert every[1]["error"] == {"error": "ValueError", "message": "boom"}
+    selected = client.runs.list(tid, select=list(every[0]))
+    assert [run.keys() for run in selected] == [run.keys() for run in every]
+    assert client.runs.list(tid, select=["run_id", "status"])[0] == {
+        "run_id": every[0]["run_id"],
+        "status": "interrupted",
+    }
+    with pytest.raises(httpx.HTTPStatusError, match=r"query\.select") as refused:
+        client.runs.list(tid, select=["bogus"])
+    assert refused.value.response.status_code == 422
     with pytest.raises(NotFoundError):
         client.runs.list(str(uuid.uuid4()))
 
@@ -261,6 +270,14 @@ def test_a_run_waits_for_a_person_and_command_resume_answers(
     interrupt_id = pause["__interrupt__"][0]["id"]
     resumed = client.runs.wait(tid, "echo", command={"resume": {interrupt_id: "Ada"}})
     assert contents(resumed)[-1] == ("ai", "echo: t Ada")
+
+    # a map keyed by an interrupt that no longer waits is refused, not taken as the answer
+    client.runs.create(tid, "echo", input={"text": "t", "wait": "again?"})
+    eventually(lambda: client.threads.get(tid)["status"] == "interrupted")
+    with pytest.raises(httpx.HTTPStatusError, match="not waiting") as refused:
+        client.runs.wait(tid, "echo", command={"resume": {interrupt_id: "stale"}})
+    assert refused.value.response.status_code == 409
+    assert client.threads.get(tid)["status"] == "interrupted"
 
 
 def test_after_seconds_delays_the_start(client: SyncLangGraphClient, native: httpx.Client) -> None:

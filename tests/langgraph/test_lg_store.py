@@ -85,3 +85,23 @@ def test_store_features_tether_lacks_are_refused(
     with pytest.raises(UnprocessableEntityError, match=option):
         call(client)  # type: ignore[operator]
     assert client.store.get_item(["x"], key="k") is None
+
+
+def test_filters_match_json_values_exactly_and_refuse_unknown_operators(
+    client: SyncLangGraphClient,
+) -> None:
+    root = f"f-{uuid.uuid4().hex[:8]}"
+    client.store.put_item([root], key="one", value={"n": 1, "flag": True})
+    client.store.put_item([root], key="two", value={"n": 2, "flag": False})
+
+    def keys(wanted: dict[str, object]) -> list[str]:
+        return sorted(i["key"] for i in client.store.search_items([root], filter=wanted)["items"])
+
+    assert keys({"n": True}) == []  # true is not 1
+    assert keys({"flag": True}) == ["one"]
+    assert keys({"n": {"$gt": True}}) == []
+    assert keys({"n": {"$gte": 1, "$lt": 2}}) == ["one"]
+    assert keys({"flag": {"$ne": False}}) == ["one"]
+    for op in ("$in", "$bogus"):
+        with pytest.raises(UnprocessableEntityError, match=rf"\{op}"):
+            client.store.search_items([root], filter={"n": {op: [1, 2]}})

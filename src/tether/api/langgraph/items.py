@@ -81,14 +81,42 @@ async def delete_item(svc: Owned, body: Json = None) -> Response:
     return Response(status_code=204)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: true is not 1, nor false 0."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def _ordered(a: Any, b: Any) -> bool:
+    """Whether a and b compare by order: two numbers or two strings (never booleans)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return False
+    numbers = (int, float)
+    return (isinstance(a, numbers) and isinstance(b, numbers)) or (
+        isinstance(a, str) and isinstance(b, str)
+    )
+
+
 _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
-    "$eq": lambda a, b: a == b,
-    "$ne": lambda a, b: a != b,
-    "$gt": lambda a, b: a is not None and a > b,
-    "$gte": lambda a, b: a is not None and a >= b,
-    "$lt": lambda a, b: a is not None and a < b,
-    "$lte": lambda a, b: a is not None and a <= b,
+    "$eq": _same,
+    "$ne": lambda a, b: not _same(a, b),
+    "$gt": lambda a, b: _ordered(a, b) and a > b,
+    "$gte": lambda a, b: _ordered(a, b) and a >= b,
+    "$lt": lambda a, b: _ordered(a, b) and a < b,
+    "$lte": lambda a, b: _ordered(a, b) and a <= b,
 }
+
+
+def _check_filter(wanted: dict[str, Any]) -> None:
+    """Refuse an operator tether does not evaluate, instead of matching nothing."""
+    for field, condition in wanted.items():
+        if isinstance(condition, dict):
+            for op in condition:
+                if op.startswith("$") and op not in _OPERATORS:
+                    raise refuse(
+                        "body.filter",
+                        f"operator {op} (on {field}) is not supported; tether's store filters "
+                        f"with {', '.join(_OPERATORS)} or a value to equal",
+                    )
 
 
 def _matches(value: Any, wanted: dict[str, Any]) -> bool:
@@ -99,12 +127,9 @@ def _matches(value: Any, wanted: dict[str, Any]) -> bool:
     for field, condition in wanted.items():
         actual = value.get(field)
         if isinstance(condition, dict) and condition and set(condition) <= set(_OPERATORS):
-            try:
-                if not all(_OPERATORS[op](actual, arg) for op, arg in condition.items()):
-                    return False
-            except TypeError:
+            if not all(_OPERATORS[op](actual, arg) for op, arg in condition.items()):
                 return False
-        elif actual != condition:
+        elif not _same(actual, condition):
             return False
     return True
 
@@ -136,6 +161,7 @@ async def search_items(svc: Owned, body: Json = None) -> Response:
     wanted = request.get("filter") or {}
     if not isinstance(wanted, dict):
         raise UsageError("body.filter must be a JSON object")
+    _check_filter(wanted)
     if wanted:
         items = [i for i in await _items(svc, prefix) if _matches(i.value, wanted)]
         chosen = items[offset : offset + limit]

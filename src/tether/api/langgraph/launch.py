@@ -4,6 +4,7 @@ multitask_strategy, or a waiting run resumed by ``command.resume``."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,8 @@ REFUSED = {
     "on_completion": "tether has no stateless runs",
 }
 _NO_RESUME = object()
+#: An interrupt id: the id (a UUID) of the waiting step, or of the run.
+_INTERRUPT_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 @dataclass
@@ -273,7 +276,16 @@ async def _resume_waiting(svc: Service, thread_id: str, answer: Any) -> tuple[Ru
         )
     waiting = page.data[0]
     interrupt_id = interrupt_of(waiting)["id"]
-    if isinstance(answer, dict) and set(answer) == {interrupt_id}:
-        answer = answer[interrupt_id]  # LangGraph's {interrupt id: answer} form
+    if isinstance(answer, dict) and answer and all(_INTERRUPT_ID.match(k) for k in answer):
+        # LangGraph's {interrupt id: answer} form: it must answer the interrupt that waits
+        if set(answer) != {interrupt_id}:
+            stale = ", ".join(sorted(k for k in answer if k != interrupt_id))
+            raise Conflict(
+                f"command.resume answers interrupt {stale}, which is not waiting in thread "
+                f"{thread_id}: the waiting interrupt is {interrupt_id}",
+                thread_id=thread_id,
+                interrupt_id=interrupt_id,
+            )
+        answer = answer[interrupt_id]
     after = await last_event_id(svc, waiting.id)
     return await svc.resume_run(waiting.id, answer), after

@@ -20,6 +20,21 @@ from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.runtime.service import Service
 
+#: The fields of a run, as select may name them.
+_RUN_FIELDS = (
+    "run_id",
+    "thread_id",
+    "assistant_id",
+    "created_at",
+    "updated_at",
+    "status",
+    "metadata",
+    "multitask_strategy",
+    "kwargs",
+    "started_at",
+    "ended_at",
+    "error",
+)
 router = APIRouter(tags=["langgraph"], include_in_schema=False)
 
 _SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -145,6 +160,8 @@ async def list_runs(
     select: Annotated[list[str], Query()] = [],  # noqa: B006 (FastAPI copies defaults)
 ) -> Response:
     """The thread's runs, newest first."""
+    for name in select:
+        one_of(name, _RUN_FIELDS, "query.select")
     await svc.get_session(thread_id)
     wanted = None
     if status:
