@@ -176,7 +176,7 @@ def test_cancel_with_and_without_wait(client: SyncLangGraphClient, native: httpx
     assert client.threads.get(tid)["status"] == "idle"
     client.runs.cancel(tid, first["run_id"])  # already stopped: nothing changes
     assert client.runs.get(tid, first["run_id"])["status"] == "interrupted"
-    with pytest.raises(ConflictError):
+    with pytest.raises(ConflictError, match="delete this one instead"):
         client.runs.cancel(tid, first["run_id"], action="rollback")
 
     second = client.runs.create(tid, "echo", input={"messages": [user("two")], "sleep": 60})

@@ -105,3 +105,14 @@ def test_filters_match_json_values_exactly_and_refuse_unknown_operators(
     for op in ("$in", "$bogus"):
         with pytest.raises(UnprocessableEntityError, match=rf"\{op}"):
             client.store.search_items([root], filter={"n": {op: [1, 2]}})
+
+
+def test_a_store_value_is_a_json_object(native: httpx.Client) -> None:
+    for value in ([1, 2], None, "text", 3):
+        answer = native.put("/store/items", json={"namespace": ["a"], "key": "k", "value": value})
+        assert answer.status_code == 422 and "body.value" in answer.text
+    answer = native.put("/store/items", json={"namespace": ["a"], "key": "k"})
+    assert answer.status_code == 422
+    assert native.put(
+        "/store/items", json={"namespace": ["a"], "key": "k", "value": {"ok": True}}
+    ).is_success

@@ -4,6 +4,7 @@ client, visible through the native /v1 API (and native sessions visible as threa
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -173,4 +174,40 @@ def test_another_owners_thread_is_not_found(
         bob.runs.join(thread_id, run["run_id"])
     assert caught.value.response.status_code == 404
     assert thread_id not in [t["thread_id"] for t in bob.threads.search(limit=1000)]
+    # ids are global: taking a used one is a conflict, whatever if_exists says, and shows nothing
+    for if_exists in ("raise", "do_nothing"):
+        with pytest.raises(httpx.HTTPStatusError) as taken:
+            bob.threads.create(thread_id=thread_id, if_exists=if_exists)
+        assert taken.value.response.status_code == 409
+        assert "secret" not in taken.value.response.text
     assert client.threads.get(thread_id)["metadata"] == {"secret": True}
+
+
+def test_endpoints_tether_does_not_serve_are_refused_by_name(
+    client: SyncLangGraphClient, server: Server
+) -> None:
+    tid = client.threads.create()["thread_id"]
+    calls: list[tuple[Callable[[], object], str]] = [
+        (lambda: client.threads.copy(tid), "threads.copy"),
+        (lambda: client.threads.prune([tid]), "threads.prune"),
+        (lambda: list(client.threads.join_stream(tid)), "threads.join_stream"),
+        (lambda: client.runs.cancel_many(thread_id=tid, run_ids=[tid]), "runs.cancel_many"),
+        (lambda: client.assistants.create("echo"), "assistant management"),
+        (lambda: client.assistants.update("echo", graph_id="echo"), "assistant management"),
+        (lambda: client.assistants.delete("echo"), "assistant management"),
+        (lambda: client.assistants.count(), "assistant management"),
+        (lambda: client.assistants.get_versions("echo"), "assistant management"),
+        (lambda: client.assistants.set_latest("echo", 1), "assistant management"),
+        (lambda: client.assistants.get_graph("echo"), "graphs and schemas"),
+        (lambda: client.assistants.get_schemas("echo"), "graphs and schemas"),
+        (lambda: client.assistants.get_subgraphs("echo"), "graphs and schemas"),
+        (lambda: client.crons.delete(tid), "crons"),
+    ]
+    for call, feature in calls:
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            call()
+        assert refused.value.response.status_code == 422, feature
+        assert feature in refused.value.response.json()["detail"]
+    assert client.threads.get(tid)["thread_id"] == tid  # nothing happened to the thread
+    with httpx.Client(base_url=server.url) as anonymous:  # nothing is said without a key
+        assert anonymous.post(f"/threads/{tid}/copy").status_code == 401

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from tether.api.langgraph import assistants, items, runs, threads
+from tether.api.langgraph import assistants, items, runs, threads, unserved
 
 #: Every route of the LangGraph-compatible API (kept out of the OpenAPI spec of /v1).
-routers: tuple[APIRouter, ...] = (assistants.router, threads.router, runs.router, items.router)
+routers: tuple[APIRouter, ...] = (
+    assistants.router,
+    threads.router,
+    runs.router,
+    items.router,
+    unserved.router,
+)

@@ -47,8 +47,8 @@ async def put_item(svc: Owned, body: Json = None) -> Response:
     if request.get("ttl") is not None:
         raise refuse("body.ttl", "store items do not expire")
     check_keys("body", request, ("namespace", "key", "value", "index", "ttl"))
-    if "value" not in request:
-        raise UsageError("body.value is required")
+    if not isinstance(request.get("value"), dict):
+        raise UsageError("body.value must be a JSON object (a store item's value is a document)")
     namespace = _namespace(request.get("namespace"), "body.namespace")
     await svc.set_user_memory(_key(request.get("key")), request["value"], namespace=namespace)
     return Response(status_code=204)

@@ -13,7 +13,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from tether.api.auth import Owned
 from tether.api.langgraph import launch, stream
 from tether.api.langgraph.options import one_of, refuse, stream_modes
-from tether.api.langgraph.shapes import RUN_STATUSES, interrupt_of, lg_info, run_dict, run_error
+from tether.api.langgraph.shapes import (
+    RUN_STATUS,
+    RUN_STATUSES,
+    interrupt_of,
+    lg_info,
+    run_dict,
+    run_error,
+)
 from tether.api.langgraph.state import Conversation, current_values, values_of
 from tether.core.errors import InvalidTransition, NotFound
 from tether.core.run import Run
@@ -251,8 +258,13 @@ async def cancel_run(
     run = await _run_in(svc, thread_id, run_id)
     try:
         run = await svc.cancel_run(run_id, reason="cancelled through the LangGraph API")
-    except InvalidTransition:
+    except InvalidTransition as finished:
         if action == "rollback":
+            finished.message = (
+                f"run {run_id} has already ended ({RUN_STATUS[run.status]}): a rollback undoes "
+                "a run that is still pending, running or interrupted; delete this one instead "
+                f"(DELETE /threads/{thread_id}/runs/{run_id})"
+            )
             raise
         run = await svc.get_run(run_id)  # already stopped: cancelling it changes nothing
     if action == "rollback":

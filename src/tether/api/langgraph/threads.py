@@ -77,10 +77,13 @@ async def create_thread(svc: Owned, body: Json = None) -> Response:
             session_id=thread_id,
         )
     except AlreadyExists as exists:
+        exists.message = f"Thread {thread_id} already exists"
         if if_exists == "raise":
-            exists.message = f"Thread {thread_id} already exists"
             raise
-        session = await svc.get_session(thread_id or "")
+        try:
+            session = await svc.get_session(thread_id or "")
+        except NotFound:  # another owner's: the id is taken, and nothing of it is shown
+            raise exists from None
     return JSONResponse(await _thread(svc, session))
 
 
