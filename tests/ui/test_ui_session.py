@@ -94,6 +94,23 @@ def test_an_expired_session_is_read_only_too(page: Page, server: Server) -> None
     expect(page.locator("#session-title .badge")).to_have_text("expired")
     expect(page.get_by_role("button", name="Start run")).to_be_disabled()
     expect(page.locator("#start-run")).to_contain_text("expired after 1 s without activity")
+    expect(page.get_by_text("Expired", exact=True)).to_be_visible()  # when, not "in now"
+
+
+def test_delayed_runs_and_namespaced_user_memory_are_shown(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="later")
+    run = new_run(server, "alice", session["id"], goal="in ten minutes", after_seconds=600)
+    with server.api("alice") as api:
+        stored = api.put(
+            "/v1/users/me/memory/theme", params={"namespace": "prefs"}, json={"value": "dark"}
+        )
+        assert stored.status_code == 200, stored.text
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/sessions/{session['id']}")
+    expect(page.locator("main")).to_contain_text(re.compile(r"starts in (9|10) m"))
+    expect(page.locator("main")).to_contain_text("prefs/theme")
+    page.goto(f"{server.url}/ui/runs/{run['id']}")
+    expect(page.locator("main")).to_contain_text("created with a delay")
 
 
 def test_start_run_errors_keep_the_form(page: Page, server: Server) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,10 @@ from tether.store.factory import DEFAULT_DB, check_url, is_postgres, sqlite_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-console = Console()
+#: Piped output (a file, a pager, another program) is not cut to 80 columns: ids, commands and
+#: table cells stay whole. COLUMNS still sets the width.
+_PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
+console = Console(width=_PIPED_WIDTH)
 err_console = Console(stderr=True)
 
 DbOption = Annotated[

@@ -60,8 +60,10 @@ def short(value: Any, limit: int = 90) -> str:
 
 def expires(session: Session, now: datetime) -> str:
     at = session.expires_at
+    if session.status.value != "active":
+        return "—"
     if at is None:
-        return "never" if session.status.value == "active" else "—"
+        return "never"
     left = (at - now).total_seconds()
     if left <= 0:
         return "now"

@@ -72,7 +72,7 @@ def tail(
     url: UrlOption = None,
     api_key: ApiKeyOption = None,
     after: Annotated[
-        int | None, typer.Option(help="Start after this event id (default: from the start).")
+        int | None, typer.Option(help="Start after this event id (default: from the start).", min=0)
     ] = None,
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:

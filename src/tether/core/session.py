@@ -36,8 +36,9 @@ class Session:
 
     @property
     def expires_at(self) -> datetime | None:
-        """When the session expires if nothing happens, or None if it never does."""
-        if self.ttl_seconds is None or self.status is not SessionStatus.ACTIVE:
+        """When the session expires if nothing happens (or expired, once it has); None when it
+        never does: no TTL, or closed by the user first."""
+        if self.ttl_seconds is None or self.status is SessionStatus.CLOSED:
             return None
         return self.last_activity_at + timedelta(seconds=self.ttl_seconds)
 

@@ -78,7 +78,7 @@ async def session_view(svc: Service, session_id: str, query: Mapping[str, str]) 
         "messages": messages.data,
         "more_messages": messages.next_cursor,
         "session_memory": await svc.list_session_memory(session_id),
-        "user_memory": await svc.list_user_memory(limit=USER_MEMORY_SHOWN),
+        "user_memory": await svc.list_user_memory(namespace=None, limit=USER_MEMORY_SHOWN),
         "tool_calls": tools.data,
         "more_tool_calls": tools.next_cursor,
         "tool_filter": {"tool": tool, "run": run_filter, "outcome": outcome},
