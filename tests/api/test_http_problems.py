@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -190,14 +192,44 @@ def test_event_pages_follow_their_cursor(alice: httpx.Client) -> None:
     )
 
 
-def test_an_empty_namespace_label_is_refused(alice: httpx.Client) -> None:
+def test_an_empty_query_value_means_not_given(alice: httpx.Client) -> None:
+    sid = new_session(alice)["id"]
+    everything = alice.get("/v1/sessions").json()
+    assert alice.get("/v1/sessions?status=&limit=&cursor=").json() == everything
+    assert alice.get(f"/v1/sessions/{sid}/runs?status=").status_code == 200
+    assert alice.get(f"/v1/sessions/{sid}/context?budget_tokens=").status_code == 200
+    assert alice.get(f"/v1/sessions/{sid}/tool-calls?tool=&run_id=").status_code == 200
+    _problem(alice.get("/v1/sessions?status=bogus"), 422, "validation_error")
+    # an empty namespace is the root one, never "every namespace"
     alice.put("/v1/users/me/memory/k", params={"namespace": "docs"}, json={"value": 1})
-    for method in ("GET", "DELETE"):
-        answer = alice.request(method, "/v1/users/me/memory/k", params={"namespace": ""})
-        _problem(answer, 422, "validation_error")
-    _problem(alice.get("/v1/users/me/memory", params={"namespace": ""}), 422, "validation_error")
+    _problem(alice.get("/v1/users/me/memory/k?namespace="), 404, "not_found")
+    listed = alice.get("/v1/users/me/memory?namespace=").json()["data"]
+    assert all(item["namespace"] == [] for item in listed)
 
 
 def test_health_answers_head_too(server: Server) -> None:
     with server.client() as anonymous:
         assert anonymous.head("/healthz").status_code == 200
+
+
+def _raw_post(server: Server, head: str, body: bytes) -> bytes:
+    """Send a request by hand (a body shorter than declared, then silence); the answer's start."""
+    url = httpx.URL(server.url)
+    with socket.create_connection((url.host, url.port), timeout=20) as conn:
+        conn.sendall(head.encode() + b"\r\n\r\n" + body)
+        return conn.recv(4096)
+
+
+def test_a_body_declared_too_large_is_refused_even_if_it_never_arrives(small: Server) -> None:
+    key = small.keys["alice"]
+    head = (
+        "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {key}\r\nContent-Length: 1000000"
+    )
+    started = time.monotonic()
+    stalled = _raw_post(small, head, b'{"title": "')
+    assert stalled.startswith(b"HTTP/1.1 413"), stalled
+    assert time.monotonic() - started < 15  # answered after the drain gives up, not never
+    # a client waiting for 100 Continue is refused at once, without being invited to send
+    waiting = _raw_post(small, head + "\r\nExpect: 100-continue", b"")
+    assert waiting.startswith(b"HTTP/1.1 413"), waiting

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ..pg import require_server
+from ..pg import ADMIN_URL, require_server
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -39,6 +39,8 @@ def test_the_benchmark_runs_and_prints_its_tables(script: str, tmp_path: Path) -
     if script == "postgres.py":
         require_server()
     args, expected = SMALL[script]
+    if script == "postgres.py":
+        args += f" --admin-url {ADMIN_URL}"
     done = subprocess.run(
         [sys.executable, str(BENCH / script), *args.split()],
         capture_output=True,

@@ -76,6 +76,43 @@ async def test_output_that_is_not_json_fails_the_run_or_the_tool_call(db_path: P
     assert failed.error is not None and failed.error.type == "InvalidOutput"
 
 
+async def test_nul_characters_in_errors_and_outputs_still_end_the_run(db_path: Path) -> None:
+    """No store keeps NUL: an error quoting binary input is recorded with U+FFFD, and an
+    output holding NUL fails the run, saying why; neither leaves the run running."""
+    agents = AgentRegistry()
+
+    @tool
+    def parse() -> str:
+        """Fails on binary input."""
+        raise ValueError("cannot parse PK\x03\x04\x00")
+
+    async def tool_then_raise(ctx: RunContext) -> None:
+        outcome = await ctx.call_tool("parse", {})
+        assert not outcome.ok and "\ufffd" in (outcome.error or "")
+        raise ValueError("cannot parse \x00\x00")
+
+    async def nul_output(ctx: RunContext) -> dict[str, Any]:
+        return {"text": "a\x00b"}
+
+    agents.register("tool_then_raise", tool_then_raise, tools=[parse])
+    agents.register("nul_output", nul_output)
+    async with Engine(db_path, agents=agents) as eng:
+        eng.worker()
+        session = await eng.service.create_session()
+        raising = await eng.service.create_run(session.id, "raise", agent="tool_then_raise")
+        raised = await wait_status(eng.service, raising.id, *TERMINAL)
+        output = await eng.service.create_run(session.id, "output", agent="nul_output")
+        refused = await wait_status(eng.service, output.id, *TERMINAL)
+        steps = await eng.service.list_steps(raising.id)
+    assert raised.status is RunStatus.FAILED and raised.error is not None
+    assert raised.error.message == "cannot parse \ufffd\ufffd"
+    [call] = [s for s in steps if s.name == "parse"]
+    assert call.status.value == "failed" and call.error is not None
+    assert "PK\x03\x04\ufffd" in call.error.message
+    assert refused.status is RunStatus.FAILED and refused.error is not None
+    assert refused.error.type == "InvalidOutput" and "NUL" in refused.error.message
+
+
 async def test_a_lost_run_cannot_write_memory_any_more(db_path: Path) -> None:
     async with Engine(db_path) as eng:
         store, svc = eng.store, eng.service

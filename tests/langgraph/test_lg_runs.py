@@ -278,6 +278,10 @@ def test_a_run_waits_for_a_person_and_command_resume_answers(
         client.runs.wait(tid, "echo", command={"resume": {interrupt_id: "stale"}})
     assert refused.value.response.status_code == 409
     assert client.threads.get(tid)["status"] == "interrupted"
+    # an answer keyed by ids that are not this thread's interrupts is just an answer
+    item = str(uuid.uuid4())
+    answered = client.runs.wait(tid, "echo", command={"resume": {item: True}})
+    assert item in contents(answered)[-1][1]
 
 
 def test_after_seconds_delays_the_start(client: SyncLangGraphClient, native: httpx.Client) -> None:

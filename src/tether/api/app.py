@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from tether.api import errors
 from tether.api.auth import Authenticate
 from tether.api.body_limit import BodyLimit
+from tether.api.empty_query import EmptyQuery
 from tether.api.langgraph import routers as langgraph_routers
 from tether.api.routes import events, health, memory, runs, sessions
 from tether.api.settings import ApiSettings
@@ -100,6 +101,7 @@ def create_app(
         app.include_router(router)
     install_ui(app)
     errors.install(app)
+    app.add_middleware(EmptyQuery)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Authenticate, required=settings.auth, router=app.router)
     return app

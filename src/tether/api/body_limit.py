@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tether.api.errors import error_response
 from tether.api.settings import DEFAULT_MAX_BODY_BYTES
 from tether.core.errors import PayloadTooLarge
 
+#: How long a refused body may take to arrive before the 413 is sent anyway.
+_DRAIN_SECONDS = 5.0
+
 
 class BodyLimit:
-    """ASGI middleware: a declared Content-Length over the limit is refused before reading; a
-    body sent without one (chunked) is read up to the limit and refused as soon as it passes it.
+    """ASGI middleware: a declared Content-Length over the limit is refused without passing the
+    body on; a body sent without one (chunked) is refused as soon as it passes the limit. Before
+    answering, the rest of a refused body (up to four times the limit, for 5 s) is read and
+    dropped, so closing the connection does not reset it under a client still sending.
     What was read is replayed to the app, then the connection's own messages follow (so
     disconnects still reach streaming responses)."""
 
@@ -29,7 +37,7 @@ class BodyLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
-            if declared <= self._drain_bytes:
+            if declared <= self._drain_bytes and not _expects_continue(scope):
                 await _drain(receive, self._drain_bytes)
             await self._refuse(scope, receive, send)
             return
@@ -64,14 +72,24 @@ class BodyLimit:
 
 
 async def _drain(receive: Receive, budget: int) -> None:
-    """Read and drop the rest of a request body, up to budget bytes."""
-    while budget > 0:
-        message = await receive()
-        if message["type"] != "http.request":
-            return
-        budget -= len(message.get("body", b""))
-        if not message.get("more_body", False):
-            return
+    """Read and drop the rest of a request body, up to budget bytes and for at most
+    _DRAIN_SECONDS: a client that stops sending gets its 413 all the same."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            while budget > 0:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return
+                budget -= len(message.get("body", b""))
+                if not message.get("more_body", False):
+                    return
+
+
+def _expects_continue(scope: Scope) -> bool:
+    """A client that waits for 100 Continue has sent nothing yet: refuse without inviting it."""
+    return any(
+        name == b"expect" and value.lower() == b"100-continue" for name, value in scope["headers"]
+    )
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -118,7 +118,7 @@ class Session(BaseModel):
     closed_at: datetime | None
     run_count: int
     usage: Usage
-    #: When the session expires if nothing happens (null: never, or no longer active).
+    #: When the session expires if nothing happens, or expired (null: no TTL, or closed).
     expires_at: datetime | None
 
 

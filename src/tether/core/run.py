@@ -30,7 +30,10 @@ class ErrorInfo:
 
     @classmethod
     def of(cls, exc: BaseException, step_id: str | None = None) -> ErrorInfo:
-        return cls(type=type(exc).__name__, message=str(exc) or type(exc).__name__, step_id=step_id)
+        """The error of exc. A NUL character in its message (a parser quoting binary input,
+        say), which no store keeps, becomes U+FFFD: the error is always recordable."""
+        message = (str(exc) or type(exc).__name__).replace("\x00", "\ufffd")
+        return cls(type=type(exc).__name__, message=message, step_id=step_id)
 
 
 @dataclass(frozen=True, slots=True)

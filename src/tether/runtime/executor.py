@@ -32,6 +32,8 @@ log = logging.getLogger("tether.executor")
 
 #: Tries to record a run's end before leaving it to the reaper (about 3 s of backoff).
 _FINISH_ATTEMPTS = 7
+#: The error type of a run whose own outcome the store refused.
+_UNSTORABLE = "InvalidOutput"
 
 ModelResolver = Callable[[Run], Model | None]
 
@@ -82,8 +84,13 @@ class Executor:
             # the server to cancel it (PostgreSQL: a new connection), once per run.
             if not querying.is_set():
                 keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keeper
+            try:
+                await asyncio.wait({keeper})  # a cancellation of execute itself goes on
+            except asyncio.CancelledError:
+                keeper.cancel()
+                raise
+            if not keeper.cancelled() and keeper.exception() is not None:
+                log.error("the lease keeper of run %s failed", run.id, exc_info=keeper.exception())
 
     async def _keep(
         self,
@@ -178,14 +185,7 @@ class Executor:
             await _settle(ctx)
             await self._finish(run, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id))
             return
-        try:
-            await self._finish(run, RunStatus.COMPLETED, output=to_data(output))
-        except UsageError as exc:
-            await self._finish(
-                run,
-                RunStatus.FAILED,
-                error=ErrorInfo("InvalidOutput", f"the agent's output cannot be stored: {exc}"),
-            )
+        await self._finish(run, RunStatus.COMPLETED, output=to_data(output))
 
     async def _prepare(self, run: Run) -> RunContext:
         store = self._store
@@ -229,7 +229,8 @@ class Executor:
         self, run: Run, status: RunStatus, *, output: Any = None, error: ErrorInfo | None = None
     ) -> None:
         """Record how the run ended, retrying while the database is briefly unavailable (if it
-        stays down, the lease expires and the reaper ends the run)."""
+        stays down, the lease expires and the reaper ends the run). An outcome the store
+        refuses (an output that is not JSON, say) ends the run failed, saying why."""
         kwargs: dict[str, Any] = {"error": error}
         if status is RunStatus.COMPLETED:
             kwargs["output"] = output
@@ -240,6 +241,14 @@ class Executor:
                 )
                 return
             except LeaseLost:
+                return
+            except UsageError as exc:
+                if status is RunStatus.FAILED and error is not None and error.type == _UNSTORABLE:
+                    log.error("could not record run %s as failed: %s", run.id, exc)
+                    return
+                what = "the agent's output" if status is RunStatus.COMPLETED else "the outcome"
+                message = f"{what} cannot be stored: {exc}"
+                await self._finish(run, RunStatus.FAILED, error=ErrorInfo(_UNSTORABLE, message))
                 return
             except StoreError as exc:
                 if attempt + 1 == _FINISH_ATTEMPTS:

@@ -352,7 +352,7 @@ class Service:
             raise UsageError("give a session_id or a run_id")
         return await self.store.list_tool_calls(
             session_id=session_id,
-            run_id=run_id,
+            run_id=run_id or None,
             tool=tool or None,
             status=limits.enum(StepStatus, status, "status"),
             limit=limits.page_size(limit),

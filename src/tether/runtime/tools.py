@@ -69,10 +69,13 @@ class Tool:
                 result = await asyncio.to_thread(self.fn, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
-        except ToolError:
-            raise
+        except ToolError as exc:
+            if "\x00" not in str(exc):
+                raise
+            raise ToolError(str(exc).replace("\x00", "\ufffd")) from exc
         except Exception as exc:  # a tool crashing is a result the model should see
-            raise ToolError(f"{self.name} failed: {type(exc).__name__}: {exc}") from exc
+            text = f"{self.name} failed: {type(exc).__name__}: {exc}".replace("\x00", "\ufffd")
+            raise ToolError(text) from exc
         return cap_output(result, self.max_output_chars)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from tether.api.langgraph.assistants import resolve
@@ -62,8 +63,8 @@ REFUSED = {
     "on_completion": "tether has no stateless runs",
 }
 _NO_RESUME = object()
-#: An interrupt id: the id (a UUID) of the waiting step, or of the run.
-_INTERRUPT_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+#: A tether id (UUIDv7), as interrupt ids are: the id of the waiting step, or of the run.
+_TETHER_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
 @dataclass
@@ -276,9 +277,10 @@ async def _resume_waiting(svc: Service, thread_id: str, answer: Any) -> tuple[Ru
         )
     waiting = page.data[0]
     interrupt_id = interrupt_of(waiting)["id"]
-    if isinstance(answer, dict) and answer and all(_INTERRUPT_ID.match(k) for k in answer):
-        # LangGraph's {interrupt id: answer} form: it must answer the interrupt that waits
-        if set(answer) != {interrupt_id}:
+    if isinstance(answer, dict) and answer and set(answer) != {interrupt_id}:
+        thread = await svc.get_session(thread_id)
+        if all(_issued_since(key, thread.created_at) for key in answer):
+            # LangGraph's {interrupt id: answer} form naming an interrupt that no longer waits
             stale = ", ".join(sorted(k for k in answer if k != interrupt_id))
             raise Conflict(
                 f"command.resume answers interrupt {stale}, which is not waiting in thread "
@@ -286,6 +288,16 @@ async def _resume_waiting(svc: Service, thread_id: str, answer: Any) -> tuple[Ru
                 thread_id=thread_id,
                 interrupt_id=interrupt_id,
             )
+    if isinstance(answer, dict) and set(answer) == {interrupt_id}:
         answer = answer[interrupt_id]
     after = await last_event_id(svc, waiting.id)
     return await svc.resume_run(waiting.id, answer), after
+
+
+def _issued_since(key: str, moment: datetime) -> bool:
+    """Whether key could be an interrupt id of a thread begun at moment: a tether id made since
+    (an answer keyed by other ids, such as items of the caller's, is just an answer)."""
+    if not _TETHER_ID.match(key):
+        return False
+    made_ms = int(key[:8] + key[9:13], 16)
+    return made_ms >= int(moment.timestamp() * 1000) - 1

@@ -260,6 +260,7 @@ async def cancel_run(
         run = await svc.cancel_run(run_id, reason="cancelled through the LangGraph API")
     except InvalidTransition as finished:
         if action == "rollback":
+            run = await svc.get_run(run_id)  # as it ended, perhaps just now
             finished.message = (
                 f"run {run_id} has already ended ({RUN_STATUS[run.status]}): a rollback undoes "
                 "a run that is still pending, running or interrupted; delete this one instead "

@@ -329,8 +329,8 @@ def _stale_plan(exc: psycopg.Error) -> bool:
 
 def _store_error(exc: psycopg.Error, location: str) -> StoreError | UsageError:
     """tether's error for a psycopg error."""
-    if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):
-        return UsageError(NUL_REFUSED)  # psycopg refuses to send it
+    if isinstance(exc, psycopg.DataError) and exc.sqlstate is None and "NUL (0x00)" in str(exc):
+        return UsageError(NUL_REFUSED)  # psycopg's own refusal to send it
     if exc.sqlstate in _RACES or _stale_plan(exc):
         return ConcurrentUpdate(f"{location}: {exc.diag.message_primary or exc}")
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):

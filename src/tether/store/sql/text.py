@@ -1,5 +1,5 @@
 """Text both backends can store: PostgreSQL refuses NUL (U+0000) in text and JSON, so tether
-refuses it everywhere, and a database written on SQLite can always be copied to PostgreSQL."""
+refuses it everywhere: a database it writes on SQLite can always be copied to PostgreSQL."""
 
 from __future__ import annotations
 
