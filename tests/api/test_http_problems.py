@@ -199,6 +199,10 @@ def test_an_empty_query_value_means_not_given(alice: httpx.Client) -> None:
     assert alice.get(f"/v1/sessions/{sid}/runs?status=").status_code == 200
     assert alice.get(f"/v1/sessions/{sid}/context?budget_tokens=").status_code == 200
     assert alice.get(f"/v1/sessions/{sid}/tool-calls?tool=&run_id=").status_code == 200
+    calls = f"/v1/sessions/{sid}/tool-calls"
+    assert alice.get(calls, params={"since": "2026-01-01T00:00:00Z"}).status_code == 200
+    for bad in ("yesterday", "2026-01-01T00:00:00"):  # a time needs its zone
+        _problem(alice.get(calls, params={"since": bad}), 422, "validation_error")
     _problem(alice.get("/v1/sessions?status=bogus"), 422, "validation_error")
     # an empty namespace is the root one, never "every namespace"
     alice.put("/v1/users/me/memory/k", params={"namespace": "docs"}, json={"value": 1})

@@ -132,7 +132,7 @@ async def test_sweep_respects_its_limit(store: Store, make: Factory, clock: Manu
     assert {s.id for s in first} | {s.id for s in second} == {s.id for s in sessions}
 
 
-@pytest.mark.parametrize("activity", ["message", "run", "session_memory", "run_memory", "update"])
+@pytest.mark.parametrize("activity", ["message", "run", "session_memory", "run_memory"])
 async def test_activity_pushes_expiry_back(
     store: Store, make: Factory, clock: ManualClock, activity: str
 ) -> None:
@@ -148,13 +148,11 @@ async def test_activity_pushes_expiry_back(
         await store.put_memory(
             scope=MemoryScope.SESSION, scope_id=session.id, key="k", value=1, owner=None, now=now
         )
-    elif activity == "run_memory":
+    else:
         assert run is not None
         await store.put_memory(
             scope=MemoryScope.RUN, scope_id=run.id, key="k", value=1, owner=None, now=now
         )
-    else:
-        await store.update_session(session.id, owner=None, now=now, title="renamed")
     stored = await store.get_session(session.id)
     assert stored is not None
     assert stored.last_activity_at == now
@@ -213,6 +211,19 @@ async def test_changing_the_ttl_to_none_keeps_a_session_forever(
     await store.update_session(session.id, owner=None, now=clock.now(), ttl_seconds=None)
     clock.advance(10_000)
     assert await _status(store, clock, session) is ACTIVE
+
+
+async def test_editing_a_session_is_not_activity(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    """DESIGN: activity is a message, a run created, a run event, a memory write."""
+    session = await make.session(ttl_seconds=60)
+    clock.advance(30)
+    edited = await store.update_session(session.id, owner=None, now=clock.now(), title="renamed")
+    assert edited.last_activity_at == session.last_activity_at
+    assert edited.updated_at == clock.now()
+    clock.advance(30)
+    assert await _status(store, clock, session) is EXPIRED
 
 
 @pytest.mark.parametrize("what", ["cancel", "finish", "step", "release"])

@@ -5,10 +5,13 @@ and paginated; a resumed run replays recorded calls instead of repeating them.""
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 import pytest
 
+from tether.core.clock import ManualClock
+from tether.core.errors import UsageError
 from tether.core.run import Run
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import Step
@@ -139,6 +142,26 @@ async def test_filters(service: Service) -> None:
     assert len(completed) + len(failed) == len(history)
     combined = await _all(service, session_id=session_id, tool="add", status="failed")
     assert [s.run_id for s in combined] == [runs[1].id]
+
+
+async def test_filter_by_time(service: Service, clock: ManualClock) -> None:
+    session = await service.create_session()
+    starts = []
+    for calls in CALLS:
+        clock.advance(60)
+        starts.append(clock.now())
+        run = await service.create_run(
+            session.id, "use tools", agent="toolbox", input={"calls": calls}
+        )
+        assert (await service.wait_run(run.id, timeout=10)).status is RunStatus.COMPLETED
+    history = await _all(service, session_id=session.id)
+    later = await _all(service, session_id=session.id, since=starts[1])
+    assert [s.id for s in later] == [s.id for s in history if s.started_at >= starts[1]]
+    assert len(later) == 6
+    middle = await _all(service, session_id=session.id, since=starts[1], until=starts[2])
+    assert len(middle) == 3 and {s.started_at for s in middle} == {starts[1]}
+    with pytest.raises(UsageError, match="time zone"):
+        await _all(service, session_id=session.id, since=datetime(2026, 1, 1))
 
 
 @pytest.mark.parametrize("newest_first", [False, True])

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import json as jsonlib
 from collections.abc import AsyncGenerator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
 
 from tether.client import errors, streams
-from tether.core.clock import Clock, SystemClock
+from tether.core.clock import Clock, SystemClock, to_iso
 from tether.core.errors import ServerUnreachable, TetherError, UsageError
 from tether.core.event import Event
 from tether.core.memory import MemoryItem
@@ -303,11 +304,20 @@ class AsyncClient:
         run_id: str | None = None,
         tool: str | None = None,
         status: StepStatus | str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
         limit: int = 100,
         cursor: str | None = None,
         newest_first: bool = False,
     ) -> Page[Step]:
-        filters = {"tool": tool, "status": status or None, "limit": limit, "cursor": cursor}
+        filters = {
+            "tool": tool,
+            "status": status or None,
+            "since": to_iso(limits.moment("since", since)),
+            "until": to_iso(limits.moment("until", until)),
+            "limit": limit,
+            "cursor": cursor,
+        }
         if session_id is not None:
             path = f"/v1/sessions/{_seg(session_id)}/tool-calls"
             filters["run_id"] = run_id

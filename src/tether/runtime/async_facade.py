@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -180,8 +181,11 @@ class AsyncSessionHandle(Session):
         tool: str | None = None,
         run_id: str | None = None,
         status: StepStatus | str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[Step]:
-        """The session's tool history, aggregated over its runs, oldest first."""
+        """The session's tool history, aggregated over its runs, oldest first; since and until
+        bound when the calls started."""
         backend = self._tt.backend
 
         async def fetch(cursor: str | None) -> Any:
@@ -190,6 +194,8 @@ class AsyncSessionHandle(Session):
                 run_id=run_id,
                 tool=tool,
                 status=status,
+                since=since,
+                until=until,
                 limit=500,
                 cursor=cursor,
             )

@@ -8,6 +8,7 @@ both implementations against it (see the end of this module and ``tether.client`
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.core.clock import Clock
@@ -131,6 +132,8 @@ class Backend(Protocol):
         run_id: str | None = None,
         tool: str | None = None,
         status: StepStatus | str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
         limit: int = 100,
         cursor: str | None = None,
         newest_first: bool = False,

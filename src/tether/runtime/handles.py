@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 import dataclasses
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, TypeVar
 
 from tether.core.event import Event
@@ -75,8 +76,11 @@ class SessionHandle(Session):
         tool: str | None = None,
         run_id: str | None = None,
         status: StepStatus | str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> list[Step]:
-        """The session's tool history, aggregated over its runs, oldest first."""
+        """The session's tool history, aggregated over its runs, oldest first; since and until
+        bound when the calls started."""
         backend = self._tt.backend
 
         def fetch(cursor: str | None) -> Page[Step]:
@@ -86,6 +90,8 @@ class SessionHandle(Session):
                     run_id=run_id,
                     tool=tool,
                     status=status,
+                    since=since,
+                    until=until,
                     limit=500,
                     cursor=cursor,
                 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -63,6 +64,15 @@ def seconds(name: str, value: Any) -> float | None:
     if value > MAX_SECONDS:
         raise UsageError(f"{name} must be at most {MAX_SECONDS} seconds")
     return float(value)
+
+
+def moment(name: str, value: Any) -> datetime | None:
+    """An aware datetime (a time zone is required: tether keeps UTC), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime) or value.utcoffset() is None:
+        raise UsageError(f"{name} must be a time with a time zone (e.g. 2026-11-29T14:00:00Z)")
+    return value
 
 
 def positive_int(name: str, value: Any, maximum: int) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from tether.core.clock import Clock, SystemClock
@@ -339,11 +339,14 @@ class Service:
         run_id: str | None = None,
         tool: str | None = None,
         status: StepStatus | str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
         limit: int = 100,
         cursor: str | None = None,
         newest_first: bool = False,
     ) -> Page[Step]:
-        """Tool history of one run, or of a whole session (aggregated over its runs)."""
+        """Tool history of one run, or of a whole session (aggregated over its runs); since and
+        until bound when the calls started (since included, until not)."""
         if session_id is not None:
             await self.get_session(session_id)
         elif run_id is not None:
@@ -355,6 +358,8 @@ class Service:
             run_id=run_id or None,
             tool=tool or None,
             status=limits.enum(StepStatus, status, "status"),
+            since=limits.moment("since", since),
+            until=limits.moment("until", until),
             limit=limits.page_size(limit),
             cursor=cursor,
             newest_first=newest_first,

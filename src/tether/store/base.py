@@ -90,7 +90,8 @@ class Store(Protocol):
         context: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
     ) -> Session:
-        """Change the given fields of an active session (+ session.updated)."""
+        """Change the given fields of an active session (+ session.updated). Not activity:
+        last_activity_at (and so expiry) stays as it was."""
 
     async def close_session(self, session_id: str, *, owner: str | None, now: datetime) -> Session:
         """active → closed, cancelling its unfinished runs (+ events). Idempotent on a closed or

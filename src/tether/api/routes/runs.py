@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from tether.api import render, schemas
 from tether.api.auth import Owned
-from tether.api.params import Cursor, Limit
+from tether.api.params import Cursor, Limit, Since, Until
 from tether.core.status import RunStatus, StepStatus
 
 router = APIRouter(tags=["runs"])
@@ -124,6 +124,8 @@ async def session_tool_calls(
     tool: str | None = None,
     run_id: str | None = None,
     status: StepStatus | None = None,
+    since: Since = None,
+    until: Until = None,
     limit: Limit = 100,
     cursor: Cursor = None,
     newest_first: bool = False,
@@ -134,6 +136,8 @@ async def session_tool_calls(
         run_id=run_id,
         tool=tool,
         status=status,
+        since=since,
+        until=until,
         limit=limit,
         cursor=cursor,
         newest_first=newest_first,
@@ -147,6 +151,8 @@ async def run_tool_calls(
     run_id: str,
     tool: str | None = None,
     status: StepStatus | None = None,
+    since: Since = None,
+    until: Until = None,
     limit: Limit = 100,
     cursor: Cursor = None,
     newest_first: bool = False,
@@ -156,6 +162,8 @@ async def run_tool_calls(
         run_id=run_id,
         tool=tool,
         status=status,
+        since=since,
+        until=until,
         limit=limit,
         cursor=cursor,
         newest_first=newest_first,

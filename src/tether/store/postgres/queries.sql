@@ -104,8 +104,7 @@ SET title = CASE WHEN %(set_title)s THEN %(title)s::text ELSE title END,
     metadata = CASE WHEN %(set_metadata)s THEN %(metadata)s::jsonb ELSE metadata END,
     context = CASE WHEN %(set_context)s THEN %(context)s::jsonb ELSE context END,
     ttl_seconds = CASE WHEN %(set_ttl)s THEN %(ttl_seconds)s::bigint ELSE ttl_seconds END,
-    updated_at = %(now)s,
-    last_activity_at = %(now)s
+    updated_at = %(now)s
 WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s) AND status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
 RETURNING *;

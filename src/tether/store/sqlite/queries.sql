@@ -81,8 +81,7 @@ SET title = CASE WHEN :set_title THEN :title ELSE title END,
     metadata = CASE WHEN :set_metadata THEN :metadata ELSE metadata END,
     context = CASE WHEN :set_context THEN :context ELSE context END,
     ttl_seconds = CASE WHEN :set_ttl THEN :ttl_seconds ELSE ttl_seconds END,
-    updated_at = :now,
-    last_activity_at = :now
+    updated_at = :now
 WHERE id = :id AND (:owner IS NULL OR owner = :owner) AND status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
 RETURNING *;
