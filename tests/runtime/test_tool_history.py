@@ -161,7 +161,7 @@ async def test_filter_by_time(service: Service, clock: ManualClock) -> None:
     middle = await _all(service, session_id=session.id, since=starts[1], until=starts[2])
     assert len(middle) == 3 and {s.started_at for s in middle} == {starts[1]}
     with pytest.raises(UsageError, match="time zone"):
-        await _all(service, session_id=session.id, since=datetime(2026, 1, 1))
+        await _all(service, session_id=session.id, since=datetime(2026, 1, 1))  # noqa: DTZ001 (naive on purpose)
 
 
 @pytest.mark.parametrize("newest_first", [False, True])
