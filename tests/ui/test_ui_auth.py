@@ -34,7 +34,7 @@ def test_login_shows_only_the_owners_sessions(page: Page, server: Server) -> Non
 
     cookie = next(c for c in page.context.cookies() if c["name"] == "tether_key")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
-    assert not cookie["secure"]  # plain http on loopback: a Secure cookie would never come back
+    assert cookie["secure"]  # a browser keeps a Secure cookie from loopback, even over http
     assert page.evaluate("document.cookie") == ""
 
     # Another owner's session is a 404 page, exactly like one that does not exist.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 from urllib.parse import urlsplit
 
@@ -60,15 +61,32 @@ def check_csrf(request: Request, token: str | None) -> None:
         raise CsrfRejected("the form's security token is missing or stale")
 
 
+def _secure(request: Request) -> bool:
+    """Whether the browser keeps a Secure cookie from this origin: https, or a loopback host
+    (browsers count http://localhost and 127.0.0.1 as secure). Elsewhere over plain http the
+    cookie must go without the flag, or the browser would drop it and login would never hold;
+    serve the UI over https there."""
+    if request.url.scheme == "https":
+        return True
+    host = (request.url.hostname or "").strip("[]")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def set_key_cookie(request: Request, response: Response, key: str) -> None:
-    """Keep the API key in the browser for the UI's paths only."""
+    """Keep the API key in the browser, for the UI's paths only: http-only, same-site, and
+    Secure wherever the browser allows it."""
     response.set_cookie(
         UI_COOKIE,
         key,
         path=UI_PREFIX,
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=_secure(request),
     )
 
 
@@ -78,7 +96,7 @@ def clear_key_cookie(request: Request, response: Response) -> None:
         path=UI_PREFIX,
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=_secure(request),
     )
 
 
