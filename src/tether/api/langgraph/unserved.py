@@ -21,6 +21,13 @@ _UNSERVED = (
         "threads.join_stream",
         "join a run's stream instead (runs.join_stream)",
     ),
+    *(
+        (method, path, "threads.stream (the v3 streaming protocol)", "use runs.stream")
+        for method, path in (
+            ("POST", "/threads/{thread_id}/commands"),
+            ("GET", "/threads/{thread_id}/stream/events"),
+        )
+    ),
     ("POST", "/runs/cancel", "runs.cancel_many", "cancel runs one by one (runs.cancel)"),
     *(
         (method, path, "assistant management", "assistants are tether's registered agents")
