@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 import httpx
-from httpkit import Server, cli, new_session
+from httpkit import Server, new_session
+from tests.serving import cli
 
 KEY = re.compile(r"tk_[A-Za-z0-9_-]{43}")
 

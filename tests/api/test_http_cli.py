@@ -8,7 +8,8 @@ import os
 import subprocess
 
 import httpx
-from httpkit import TETHER, Server, cli, new_run, new_session, wait_run
+from httpkit import Server, new_run, new_session, wait_run
+from tests.serving import TETHER, cli
 
 
 def test_sessions_and_runs_commands_work_against_a_server(

@@ -7,7 +7,8 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from httpkit import Proxy, Server
+from httpkit import Server
+from tests.serving import Proxy
 
 import tether
 from tether import AsyncClient, Client

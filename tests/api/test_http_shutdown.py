@@ -8,7 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-from httpkit import Frame, eventually, new_run, new_session, read_sse, start_server
+from httpkit import Frame, new_run, new_session, read_sse, start_server
+from tests.serving import eventually
 
 import tether
 

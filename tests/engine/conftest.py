@@ -1,14 +1,10 @@
 """Fixtures of the execution-engine tests (local to tests/engine); helpers are in
 engine_helpers.py and the agents in engine_agents.py (both importable by a worker process).
-
-``async def`` tests of this folder run on a fresh event loop each, with a hard deadline.
-"""
+``async def`` tests run on the suite's per-test loop (tests/conftest.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import inspect
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,25 +17,6 @@ if str(HERE) not in sys.path:  # whatever pytest's import mode, the helper modul
     sys.path.insert(0, str(HERE))
 
 from engine_helpers import FakeOpenAI, WorkerProcess  # noqa: E402
-
-#: Hard limit for one test (a hang fails the test instead of the whole suite).
-TEST_DEADLINE = 60.0
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """Run ``async def`` tests of this folder with asyncio.run, under TEST_DEADLINE."""
-    fn = pyfuncitem.obj
-    if not inspect.iscoroutinefunction(fn):
-        return None
-    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-
-    async def main() -> None:
-        async with asyncio.timeout(TEST_DEADLINE):
-            await fn(**kwargs)
-
-    asyncio.run(main())
-    return True
 
 
 @pytest.fixture

@@ -1,13 +1,9 @@
 """Fixtures of the LangGraph-compatibility tests: one real server for the folder, the official
 ``langgraph-sdk`` clients (sync and async) for two owners, and the native API beside them.
-
-``async def`` tests of this folder run with asyncio.run, under a hard deadline.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,23 +17,6 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from lgkit import Server, start_server  # noqa: E402
-
-TEST_DEADLINE = 60.0
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    fn = pyfuncitem.obj
-    if not inspect.iscoroutinefunction(fn):
-        return None
-    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-
-    async def main() -> None:
-        async with asyncio.timeout(TEST_DEADLINE):
-            await fn(**kwargs)
-
-    asyncio.run(main())
-    return True
 
 
 @pytest.fixture(scope="session")

@@ -1,57 +1,25 @@
-"""Helpers of the LangGraph-compatibility tests: a real ``tether serve`` on 127.0.0.1 (port 0,
-temporary database, keys made by ``tether keys create``), clients for it, and waiting on
-observable state with a deadline (never a fixed sleep)."""
+"""Helpers of the LangGraph-compatibility tests: a real ``tether serve`` on 127.0.0.1
+(tests/serving.py) with keys for two owners, and clients for it."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
-import pytest
 from langgraph_sdk import get_client, get_sync_client
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+from tests.serving import Served, serve
 
-T = TypeVar("T")
-TETHER = [sys.executable, "-m", "tether"]
-LISTENING = "tether listening on "
 #: A thread id nobody has.
 MISSING = "0c6f5d2e-0000-4000-8000-000000000000"
 
 
-def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*TETHER, *map(str, args)], capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-def eventually(check: Callable[[], T | None], *, timeout: float = 15.0, what: str = "") -> T:
-    """Poll check until it returns something truthy, or fail at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what or check}")
-        time.sleep(0.01)
-
-
 @dataclass
-class Server:
+class Server(Served):
     """A running ``tether serve``."""
-
-    process: subprocess.Popen[str]
-    keys: dict[str, str]
-    url: str = ""
-    log: list[str] = field(default_factory=list)
 
     def sdk(self, owner: str = "alice", *, key: str | None = None) -> SyncLangGraphClient:
         """The official sync client, with owner's key (sent as x-api-key)."""
@@ -69,54 +37,16 @@ class Server:
         """A plain client sending x-api-key, for what the SDK does not show (headers, bytes)."""
         return httpx.Client(base_url=self.url, headers={"x-api-key": self.keys[owner]}, timeout=30)
 
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-        try:
-            self.process.wait(20)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
-
 
 def start_server(folder: Path, owners: tuple[str, ...] = ("alice", "bob")) -> Server:
-    db = folder / "tether.db"
-    keys = {}
-    for owner in owners:
-        made = cli("keys", "create", "--owner", owner, "--db", db)
-        assert made.returncode == 0, made.stderr
-        keys[owner] = made.stdout.strip()
+    """Keys for owners in a new database, served until it listens; the client's own
+    LangSmith/LangGraph keys are kept out of the server's environment."""
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
     }
-    process = subprocess.Popen(
-        [*TETHER, "serve", "--port", "0", "--db", str(db), "--no-access-log"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    server = Server(process, keys)
-    ready = threading.Event()
-
-    def read() -> None:
-        assert process.stderr is not None
-        with process.stderr:
-            for line in process.stderr:
-                server.log.append(line)
-                if line.startswith(LISTENING):
-                    server.url = line[len(LISTENING) :].split()[0]
-                    ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    if not ready.wait(30) or not server.url:
-        server.stop()
-        pytest.fail("tether serve did not start:\n" + "".join(server.log))
-    return server
+    return serve(Server, folder / "tether.db", owners=owners, env=env)
 
 
 def user(text: str) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
-from lgkit import contents, eventually, user
+from lgkit import contents, user
+from tests.serving import eventually
 
 DEFAULT_ASSISTANT = uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "echo")
 

@@ -12,7 +12,8 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
-from lgkit import Server, eventually, user
+from lgkit import Server, user
+from tests.serving import eventually
 
 
 def _frames(body: bytes) -> list[dict[str, str]]:

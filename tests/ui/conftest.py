@@ -18,7 +18,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # whatever pytest's import mode, the helper module imports
     sys.path.insert(0, str(HERE))
 
-from uikit import CHROMIUM_ARGS, Server, chromium_or_skip, cli, start_server  # noqa: E402
+from tests.serving import cli  # noqa: E402
+from uikit import CHROMIUM_ARGS, Server, chromium_or_skip, start_server  # noqa: E402
 
 #: Sessions of the owner whose list must stay fast.
 MANY = 10_000

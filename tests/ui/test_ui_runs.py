@@ -7,7 +7,8 @@ import json
 
 import pytest
 from playwright.sync_api import Page, expect
-from uikit import Proxy, Server, log_in, new_run, new_session, settled
+from tests.serving import Proxy
+from uikit import Server, log_in, new_run, new_session, settled
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,171 @@
+"""A real ``tether serve`` for the tests that talk to one (HTTP, browser, LangGraph client):
+127.0.0.1, port 0, a temporary database, keys made with ``tether keys create``; a TCP proxy
+whose connections can be cut; waiting on observable state with a deadline (never a fixed sleep).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+T = TypeVar("T")
+TETHER = [sys.executable, "-m", "tether"]
+LISTENING = "tether listening on "
+
+
+def cli(
+    *args: str | Path, env: Mapping[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run the tether command (with env added to this environment); its exit code, stdout
+    and stderr."""
+    return subprocess.run(
+        [*TETHER, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def eventually(check: Callable[[], T | None], *, timeout: float = 15.0, what: str = "") -> T:
+    """Poll check until it returns something truthy, or fail at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what or check}")
+        time.sleep(0.01)
+
+
+@dataclass
+class Served:
+    """A running ``tether serve`` process, its database and the API keys made for it."""
+
+    process: subprocess.Popen[str]
+    db: Path
+    keys: dict[str, str]
+    url: str = ""
+    log: list[str] = field(default_factory=list)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        """Ask the server to stop; its exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            return self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+
+
+S = TypeVar("S", bound=Served)
+
+
+def serve(
+    kind: type[S],
+    db: Path,
+    *args: str,
+    owners: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+) -> S:
+    """Make a key per owner with the CLI, then serve db (with args; the process gets env, else
+    this environment) until it listens."""
+    keys = {}
+    for owner in owners:
+        made = cli("keys", "create", "--owner", owner, "--db", db)
+        assert made.returncode == 0, made.stderr
+        keys[owner] = made.stdout.strip()
+    process = subprocess.Popen(
+        [*TETHER, "serve", "--port", "0", "--db", str(db), "--no-access-log", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(env) if env is not None else None,
+    )
+    server = kind(process, db, keys)
+    ready = threading.Event()
+
+    def read() -> None:
+        assert process.stderr is not None
+        with process.stderr:
+            for line in process.stderr:
+                server.log.append(line)
+                if line.startswith(LISTENING):
+                    server.url = line[len(LISTENING) :].split()[0]
+                    ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not ready.wait(30) or not server.url:
+        server.stop()
+        pytest.fail("tether serve did not start:\n" + "".join(server.log))
+    return server
+
+
+class Proxy:
+    """A TCP proxy in front of the server whose connections can be cut, to drop streams."""
+
+    def __init__(self, target: str) -> None:
+        host, port = target.removeprefix("http://").split(":")
+        self._target = (host, int(port))
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        #: Connections accepted so far.
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                downstream, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self._target)
+            with self._lock:
+                self.connections += 1
+                self._open += [downstream, upstream]
+            for source, sink in ((downstream, upstream), (upstream, downstream)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        """Drop every open connection (new ones are still accepted)."""
+        with self._lock:
+            doomed, self._open = self._open, []
+        for sock in doomed:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def close(self) -> None:
+        self._listener.close()
+        self.cut()
