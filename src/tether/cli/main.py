@@ -33,6 +33,7 @@ from tether.cli.serve import serve
 from tether.cli.tail import tail
 from tether.core.run import Run
 from tether.core.serde import to_data
+from tether.core.session import Session
 from tether.store.factory import DEFAULT_DB, redact_url
 
 app = typer.Typer(
@@ -162,11 +163,7 @@ def sessions_close(
 ) -> None:
     """Close a session (its unfinished runs are cancelled); closing twice is harmless."""
     with open_target(db, url, api_key, owner) as tt:
-        session = tt.sessions.get(session_id).close()
-        if json:
-            print_json(to_data(session))
-        else:
-            console.print(f"session {session.id} is", render.status(session.status.value))
+        _print_outcome("session", tt.sessions.get(session_id).close(), json)
 
 
 @runs_app.command("list")
@@ -223,11 +220,7 @@ def runs_cancel(
 ) -> None:
     """Cancel a ready, running or waiting run (its steps so far are kept)."""
     with open_target(db, url, api_key, owner) as tt:
-        run = tt.runs.get(run_id).cancel(reason)
-        if json:
-            print_json(to_data(run))
-        else:
-            console.print(f"run {run.id} is", render.status(run.status.value))
+        _print_outcome("run", tt.runs.get(run_id).cancel(reason), json)
 
 
 @runs_app.command("resume")
@@ -243,11 +236,15 @@ def runs_resume(
 ) -> None:
     """Resume a waiting run with the input it asks for."""
     with open_target(db, url, api_key, owner) as tt:
-        run = tt.runs.get(run_id).resume(_json_or_text(input))
-        if json:
-            print_json(to_data(run))
-        else:
-            console.print(f"run {run.id} is", render.status(run.status.value))
+        _print_outcome("run", tt.runs.get(run_id).resume(_json_or_text(input)), json)
+
+
+def _print_outcome(kind: str, record: Session | Run, json: bool) -> None:
+    """What an action left: the record (--json), or one line with its status."""
+    if json:
+        print_json(to_data(record))
+    else:
+        console.print(f"{kind} {record.id} is", render.status(record.status.value))
 
 
 def _json_or_text(text: str) -> Any:

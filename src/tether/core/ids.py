@@ -6,6 +6,7 @@ import os
 import threading
 import time
 import uuid
+from datetime import UTC, datetime
 
 _lock = threading.Lock()
 _last_ms = 0
@@ -44,3 +45,10 @@ def is_id(text: str) -> bool:
         return str(uuid.UUID(text)) == text.lower()
     except (ValueError, AttributeError, TypeError):
         return False
+
+
+def made_at(text: str) -> datetime | None:
+    """When a UUIDv7 id was made (its millisecond timestamp), or None if text is not one."""
+    if not is_id(text) or text[14] != "7":
+        return None
+    return datetime.fromtimestamp(int(text[:8] + text[9:13], 16) / 1000, UTC)

@@ -4,9 +4,8 @@ multitask_strategy, or a waiting run resumed by ``command.resume``."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from tether.api.langgraph.assistants import resolve
@@ -22,6 +21,7 @@ from tether.api.langgraph.options import (
 from tether.api.langgraph.shapes import LG_KEY, MULTITASK, input_messages, interrupt_of
 from tether.api.langgraph.state import unseen
 from tether.core.errors import Conflict, NotFound, SessionBusy, UsageError
+from tether.core.ids import made_at
 from tether.core.run import Run
 from tether.core.status import RUN_UNFINISHED, RunStatus
 from tether.runtime import limits
@@ -63,8 +63,6 @@ REFUSED = {
     "on_completion": "tether has no stateless runs",
 }
 _NO_RESUME = object()
-#: A tether id (UUIDv7), as interrupt ids are: the id of the waiting step, or of the run.
-_TETHER_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
 @dataclass
@@ -297,7 +295,5 @@ async def _resume_waiting(svc: Service, thread_id: str, answer: Any) -> tuple[Ru
 def _issued_since(key: str, moment: datetime) -> bool:
     """Whether key could be an interrupt id of a thread begun at moment: a tether id made since
     (an answer keyed by other ids, such as items of the caller's, is just an answer)."""
-    if not _TETHER_ID.match(key):
-        return False
-    made_ms = int(key[:8] + key[9:13], 16)
-    return made_ms >= int(moment.timestamp() * 1000) - 1
+    made = made_at(key)
+    return made is not None and made >= moment - timedelta(milliseconds=1)

@@ -9,9 +9,11 @@ naming it, never stored and silently ignored.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from tether.core.errors import UsageError
+
+V = TypeVar("V")
 
 #: The stream modes tether produces, in the SDK's names.
 STREAM_MODES = ("values", "updates", "messages-tuple", "messages")
@@ -60,31 +62,26 @@ def obj(body: Any, name: str = "body") -> dict[str, Any]:
     return body
 
 
-def opt_dict(body: Mapping[str, Any], key: str, where: str = "body") -> dict[str, Any] | None:
+def _optional(body: Mapping[str, Any], key: str, where: str, kind: type[V], what: str) -> V | None:
+    """body[key] when it is a kind (None when absent or null), else UsageError naming it."""
     value = body.get(key)
     if value is None:
         return None
-    if not isinstance(value, dict):
-        raise UsageError(f"{where}.{key} must be a JSON object")
+    if not isinstance(value, kind):
+        raise UsageError(f"{where}.{key} must be {what}")
     return value
+
+
+def opt_dict(body: Mapping[str, Any], key: str, where: str = "body") -> dict[str, Any] | None:
+    return _optional(body, key, where, dict, "a JSON object")
 
 
 def opt_str(body: Mapping[str, Any], key: str, where: str = "body") -> str | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise UsageError(f"{where}.{key} must be a string")
-    return value
+    return _optional(body, key, where, str, "a string")
 
 
 def opt_bool(body: Mapping[str, Any], key: str, where: str = "body") -> bool | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        raise UsageError(f"{where}.{key} must be true or false")
-    return value
+    return _optional(body, key, where, bool, "true or false")
 
 
 def one_of(value: Any, allowed: Iterable[str], field: str) -> str:

@@ -14,6 +14,7 @@ from tether.api.auth import Owned
 from tether.api.langgraph import launch, stream
 from tether.api.langgraph.options import one_of, refuse, stream_modes
 from tether.api.langgraph.shapes import (
+    RUN_FIELDS,
     RUN_STATUS,
     RUN_STATUSES,
     interrupt_of,
@@ -27,21 +28,6 @@ from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.runtime.service import Service
 
-#: The fields of a run, as select may name them.
-_RUN_FIELDS = (
-    "run_id",
-    "thread_id",
-    "assistant_id",
-    "created_at",
-    "updated_at",
-    "status",
-    "metadata",
-    "multitask_strategy",
-    "kwargs",
-    "started_at",
-    "ended_at",
-    "error",
-)
 router = APIRouter(tags=["langgraph"], include_in_schema=False)
 
 _SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -168,7 +154,7 @@ async def list_runs(
 ) -> Response:
     """The thread's runs, newest first."""
     for name in select:
-        one_of(name, _RUN_FIELDS, "query.select")
+        one_of(name, RUN_FIELDS, "query.select")
     await svc.get_session(thread_id)
     wanted = None
     if status:

@@ -176,6 +176,23 @@ def run_error(run: Run) -> dict[str, str] | None:
     return {"error": run.error.type, "message": run.error.message}
 
 
+#: The fields of run_dict, in its order (what a caller's select may name).
+RUN_FIELDS = (
+    "run_id",
+    "thread_id",
+    "assistant_id",
+    "created_at",
+    "updated_at",
+    "status",
+    "metadata",
+    "multitask_strategy",
+    "kwargs",
+    "started_at",
+    "ended_at",
+    "error",
+)
+
+
 def run_dict(run: Run) -> dict[str, Any]:
     """A run as LangGraph's Run, with tether's started_at, ended_at and error alongside."""
     info = lg_info(run)
