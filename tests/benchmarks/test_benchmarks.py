@@ -19,6 +19,10 @@ SMALL = {
         " --round 10 --context-every 2",
         ["durability=normal", "durability=full", "add_message", "record_step", "assemble_context"],
     ),
+    "append_floor.py": (
+        "--history 100 --iterations 20 --warmup 5",
+        ["bare", "shipped", "leanest, no event", "frames / commit"],
+    ),
     "engine.py": (
         "--runs 20 --parallel-runs 20 --rounds 1 --breakdown-runs 5 --warmup 2 --clients 4",
         ["runs", "Where the time goes", "record_step", "claim_run"],
