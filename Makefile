@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 STAMP := $(VENV)/.installed
 
-.PHONY: help install demo test lint format bench bench-store bench-floor bench-engine bench-http bench-postgres clean
+.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -22,6 +22,9 @@ demo: $(STAMP) ## play the seed scenario end to end on ./tether.db (kept afterwa
 
 test: $(STAMP) ## the whole test suite
 	$(PY) -m pytest
+
+screenshots: $(STAMP) ## refresh the UI screenshots in docs/images (a real Chromium)
+	TETHER_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/ui/test_ui_docs.py -k screenshots
 
 lint: $(STAMP) ## ruff and mypy --strict
 	$(VENV)/bin/ruff check src tests $(wildcard bench)

@@ -3,11 +3,12 @@ fits a phone, keyboard access, and the tool history's filters (on the demo scena
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
-from uikit import IMAGES, Server, settled
+from uikit import Server, screenshot_folder, settled
 
 pytestmark = pytest.mark.browser
 
@@ -22,9 +23,9 @@ def _demo_session(demo: Server) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return sessions[0], runs
 
 
-def test_screenshots_of_the_three_pages(page: Page, demo: Server) -> None:
+def test_screenshots_of_the_three_pages(page: Page, demo: Server, tmp_path: Path) -> None:
     session, runs = _demo_session(demo)
-    IMAGES.mkdir(parents=True, exist_ok=True)
+    images = screenshot_folder(tmp_path)
 
     page.goto(f"{demo.url}/ui")
     rows = page.locator("table.sessions tbody tr")
@@ -32,23 +33,23 @@ def test_screenshots_of_the_three_pages(page: Page, demo: Server) -> None:
     expect(page.locator("table.sessions .badge")).to_have_text(
         ["active", "active", "active", "closed", "expired"]
     )
-    page.screenshot(path=IMAGES / "ui-sessions.png", full_page=True)
+    page.screenshot(path=images / "ui-sessions.png", full_page=True)
 
     page.goto(f"{demo.url}/ui/sessions/{session['id']}")
     expect(page.locator("#runs .tl-item .badge")).to_have_text(["completed"] * 4)
     expect(page.locator("#tool-calls tbody tr")).to_have_count(10)
-    page.screenshot(path=IMAGES / "ui-session.png", full_page=True)
+    page.screenshot(path=images / "ui-session.png", full_page=True)
 
     page.goto(f"{demo.url}/ui/runs/{runs[0]['id']}")
     expect(page.locator("#steps .wf-row").first).to_be_visible()
     page.locator("#steps .kind-tool_call summary").first.click()
     expect(page.locator("#steps .kind-tool_call pre").first).to_contain_text("unittest")
-    page.screenshot(path=IMAGES / "ui-run.png", full_page=True)
+    page.screenshot(path=images / "ui-run.png", full_page=True)
 
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{demo.url}/ui/sessions/{session['id']}")
     expect(page.get_by_role("heading", name=session["title"])).to_be_visible()
-    page.screenshot(path=IMAGES / "ui-session-phone.png")
+    page.screenshot(path=images / "ui-session-phone.png")
 
 
 @pytest.mark.parametrize("width", [390, 1280])

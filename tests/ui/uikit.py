@@ -14,8 +14,8 @@ import pytest
 from playwright.sync_api import Page, expect
 from tests.serving import Served, serve
 
-#: Where the screenshots the docs show are saved.
-IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+#: ``make screenshots`` names docs/images here, to refresh the pictures docs/ui.md shows.
+SCREENSHOTS_ENV = "TETHER_SCREENSHOTS"
 #: Playwright cannot download a browser here: it drives Debian's package.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -26,6 +26,15 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+def screenshot_folder(tmp_path: Path) -> Path:
+    """Where a test saves its screenshots: the folder $TETHER_SCREENSHOTS names, else tmp_path
+    (so that running the tests leaves the checkout as it was)."""
+    named = os.environ.get(SCREENSHOTS_ENV)
+    folder = Path(named).resolve() if named else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def chromium_or_skip() -> str:
