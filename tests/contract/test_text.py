@@ -1,5 +1,6 @@
 """Text both backends store alike: a NUL character is refused as a usage error (PostgreSQL cannot
-store it), in plain text and inside JSON, and nothing of the refused write remains."""
+store it), in plain text and inside JSON, and nothing of the refused write remains; so is text
+that is not Unicode (a lone surrogate), in writes and in reads."""
 
 from __future__ import annotations
 
@@ -59,3 +60,22 @@ async def test_memory_values_and_reads_with_a_nul_character_are_refused(
     with pytest.raises(UsageError, match="NUL"):
         await store.get_memory(scope=MemoryScope.SESSION, scope_id=session.id, key="k\x00")
     assert (await store.get_memory(scope=MemoryScope.SESSION, scope_id=session.id, key="k")) is None
+
+
+async def test_text_with_a_lone_surrogate_is_refused_in_writes_and_reads(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session()
+    with pytest.raises(UsageError, match="not valid Unicode"):
+        await store.add_message(
+            session_id=session.id, owner=None, role=Role.USER, content="a\ud800", now=clock.now()
+        )
+    with pytest.raises(UsageError, match="not valid Unicode"):
+        await store.get_memory(scope=MemoryScope.SESSION, scope_id=session.id, key="k\udcff")
+    with pytest.raises(UsageError, match="not valid Unicode"):
+        await store.list_sessions(owner="bad\udcff", now=clock.now())
+    assert await store.list_messages(session.id) == []
+    message = await store.add_message(
+        session_id=session.id, owner=None, role=Role.USER, content="fine", now=clock.now()
+    )
+    assert (await store.list_messages(session.id)) == [message]

@@ -37,7 +37,7 @@ from tether.store.migrate import load_migrations, pending
 from tether.store.postgres.listener import Listener, notify_payloads
 from tether.store.sql.database import Row
 from tether.store.sql.queries import load_queries
-from tether.store.sql.text import NUL_REFUSED, check_json
+from tether.store.sql.text import NUL_REFUSED, check_json, not_unicode
 
 _PACKAGE = "tether.store.postgres"
 _QUERIES = load_queries(_PACKAGE)
@@ -166,6 +166,8 @@ class PostgresDatabase:
                 await tx.commit(self._source)
             except BaseException as exc:
                 await _abandon(conn)
+                if isinstance(exc, UnicodeEncodeError):
+                    raise not_unicode(exc) from exc
                 if isinstance(exc, psycopg.Error):
                     if _stale_plan(exc):
                         await conn.close()
@@ -219,6 +221,8 @@ class PostgresDatabase:
             try:
                 cur = await conn.execute(sql, params)
                 return list(await cur.fetchall())
+            except UnicodeEncodeError as exc:
+                raise not_unicode(exc) from exc
             except psycopg.Error as exc:
                 if _stale_plan(exc):
                     await conn.close()

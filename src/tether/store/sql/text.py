@@ -14,6 +14,11 @@ NUL_REFUSED = "text cannot contain NUL (U+0000) characters"
 _JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
+def not_unicode(exc: UnicodeEncodeError) -> UsageError:
+    """The error for text that cannot be encoded as UTF-8 (a lone surrogate)."""
+    return UsageError(f"text is not valid Unicode ({exc.reason})")
+
+
 def check_params(params: Mapping[str, Any]) -> None:
     """Raise UsageError when a text parameter holds a NUL character."""
     for value in params.values():

@@ -19,7 +19,7 @@ from tether.store.changes import ChangeFeed
 from tether.store.migrate import load_migrations, pending
 from tether.store.sql.database import Row
 from tether.store.sql.queries import load_queries
-from tether.store.sql.text import check_json, check_params
+from tether.store.sql.text import check_json, check_params, not_unicode
 
 Durability = Literal["normal", "full"]
 _PACKAGE = "tether.store.sqlite"
@@ -41,7 +41,7 @@ class _Tx:
         try:
             return self._conn.execute(_QUERIES[query], params)
         except UnicodeEncodeError as exc:
-            raise UsageError(f"text is not valid Unicode ({exc.reason})") from exc
+            raise not_unicode(exc) from exc
         except sqlite3.Error as exc:
             raise _store_error(f"{self._location}: {query}", exc) from exc
 
