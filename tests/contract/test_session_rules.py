@@ -22,6 +22,7 @@ from tether.core.message import Role
 from tether.core.run import ErrorInfo, IfBusy, Run
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import StepKind
+from tether.core.usage import Usage
 from tether.store.base import Store
 
 from ..support import LEASE_SECONDS, WORKER, Backend, Factory, event_types
@@ -413,3 +414,40 @@ async def test_idempotency_key_reused_for_another_request_is_refused(
         )
     assert first.id in str(refused.value)
     assert [r.id for r in (await store.list_runs(session_id=session.id)).data] == [first.id]
+
+
+async def test_deleting_a_run_takes_it_out_of_its_sessions_count_and_usage(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session()
+    runs = []
+    for tokens in (100, 40):
+        run = await make.held(session.id)
+        await store.record_step(
+            run_id=run.id,
+            worker_id=WORKER,
+            position=1,
+            kind=StepKind.MODEL_CALL,
+            name="model",
+            input={},
+            now=clock.now(),
+            usage=Usage(tokens, tokens // 10, 1),
+        )
+        runs.append(
+            await store.finish_run(
+                run.id, worker_id=WORKER, status=RunStatus.COMPLETED, now=clock.now()
+            )
+        )
+    before = await store.get_session(session.id)
+    assert before is not None
+    assert (before.run_count, before.usage) == (2, Usage(140, 14, 2))
+
+    await store.delete_run(runs[0].id, owner=None)
+    after = await store.get_session(session.id)
+    assert after is not None
+    assert (after.run_count, after.usage) == (1, Usage(40, 4, 1))
+    # a deleted run's number is not given to the next run
+    third = await make.run(session.id)
+    assert third.seq == 3
+    listed = await store.get_session(session.id)
+    assert listed is not None and listed.run_count == 2

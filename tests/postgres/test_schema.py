@@ -35,13 +35,14 @@ def test_many_nodes_migrating_at_once_apply_each_migration_once(pg: Databases) -
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(results) == [(0, 3)] + [(3, 3)] * 7
+    assert sorted(results) == [(0, 4)] + [(4, 4)] * 7
     assert sql(url, "SELECT version, name FROM schema_version ORDER BY 1") == [
         (1, "initial"),
         (2, "api_keys"),
         (3, "delete_indexes"),
+        (4, "deleted_runs"),
     ]
-    assert migrate_store(url) == (3, 3)
+    assert migrate_store(url) == (4, 4)
 
 
 def test_a_database_from_a_newer_tether_is_refused(pg_url: str) -> None:

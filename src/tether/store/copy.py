@@ -49,7 +49,7 @@ TABLES: tuple[Table, ...] = (
         "id",
         "id owner title status metadata context ttl_seconds created_at updated_at "
         "last_activity_at closed_at run_count message_count input_tokens output_tokens "
-        "model_requests",
+        "model_requests deleted_runs",
         "metadata context",
     ),
     _table(

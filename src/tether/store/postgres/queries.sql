@@ -128,6 +128,15 @@ ORDER BY last_activity_at + ttl_seconds * 1000000
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 
+-- name: forget_session_run
+-- A run was deleted: one run fewer, and its usage no longer counts.
+UPDATE sessions
+SET deleted_runs = deleted_runs + 1,
+    input_tokens = input_tokens - %(input_tokens)s,
+    output_tokens = output_tokens - %(output_tokens)s,
+    model_requests = model_requests - %(requests)s
+WHERE id = %(id)s;
+
 -- name: add_session_usage
 UPDATE sessions
 SET input_tokens = input_tokens + %(input_tokens)s,
@@ -566,11 +575,11 @@ ORDER BY id LIMIT %(limit)s;
 -- name: copy_insert_sessions
 INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
                      updated_at, last_activity_at, closed_at, run_count, message_count,
-                     input_tokens, output_tokens, model_requests)
+                     input_tokens, output_tokens, model_requests, deleted_runs)
 VALUES (%(id)s, %(owner)s, %(title)s, %(status)s, %(metadata)s::jsonb, %(context)s::jsonb,
         %(ttl_seconds)s, %(created_at)s, %(updated_at)s, %(last_activity_at)s, %(closed_at)s,
         %(run_count)s, %(message_count)s, %(input_tokens)s, %(output_tokens)s,
-        %(model_requests)s);
+        %(model_requests)s, %(deleted_runs)s);
 
 -- name: copy_clear_sessions
 DELETE FROM sessions;

@@ -80,7 +80,7 @@ def session_from_row(row: Row, load: LoadJson) -> Session:
         metadata=load(row["metadata"]) or {},
         context=load(row["context"]) or {},
         closed_at=opt_dt(row["closed_at"]),
-        run_count=row["run_count"],
+        run_count=row["run_count"] - row["deleted_runs"],
         usage=_usage(row),
     )
 

@@ -441,4 +441,11 @@ class RunsPart(SessionsPart):
                 "delete_run",
             ):
                 await tx.run(name, run_id=run_id)
+            await tx.run(
+                "forget_session_run",
+                id=row["session_id"],
+                input_tokens=row["input_tokens"],
+                output_tokens=row["output_tokens"],
+                requests=row["model_requests"],
+            )
             tx.publish(session_topic(row["session_id"]), run_topic(run_id))

@@ -103,6 +103,15 @@ WHERE status = 'active' AND ttl_seconds IS NOT NULL
 ORDER BY last_activity_at + ttl_seconds * 1000000
 LIMIT :limit;
 
+-- name: forget_session_run
+-- A run was deleted: one run fewer, and its usage no longer counts.
+UPDATE sessions
+SET deleted_runs = deleted_runs + 1,
+    input_tokens = input_tokens - :input_tokens,
+    output_tokens = output_tokens - :output_tokens,
+    model_requests = model_requests - :requests
+WHERE id = :id;
+
 -- name: add_session_usage
 UPDATE sessions
 SET input_tokens = input_tokens + :input_tokens,
@@ -497,10 +506,10 @@ ORDER BY id LIMIT :limit;
 -- name: copy_insert_sessions
 INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
                      updated_at, last_activity_at, closed_at, run_count, message_count,
-                     input_tokens, output_tokens, model_requests)
+                     input_tokens, output_tokens, model_requests, deleted_runs)
 VALUES (:id, :owner, :title, :status, :metadata, :context, :ttl_seconds, :created_at,
         :updated_at, :last_activity_at, :closed_at, :run_count, :message_count, :input_tokens,
-        :output_tokens, :model_requests);
+        :output_tokens, :model_requests, :deleted_runs);
 
 -- name: copy_clear_sessions
 DELETE FROM sessions;
