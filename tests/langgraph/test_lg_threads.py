@@ -180,6 +180,11 @@ def test_another_owners_thread_is_not_found(
             bob.threads.create(thread_id=thread_id, if_exists=if_exists)
         assert taken.value.response.status_code == 409
         assert "secret" not in taken.value.response.text
+    # one UUID has one spelling: its upper-case form is refused, not taken as a second thread
+    with pytest.raises(httpx.HTTPStatusError) as upper:
+        bob.threads.create(thread_id=thread_id.upper())
+    assert upper.value.response.status_code == 422
+    assert "canonical form" in upper.value.response.text
     assert client.threads.get(thread_id)["metadata"] == {"secret": True}
 
 

@@ -85,3 +85,14 @@ def test_busy_session_through_the_facade(tt: tether.Tether) -> None:
     newer = s.runs.create("again", agent="echo", input={"text": "2"}, if_busy="interrupt")
     assert newer.wait(10).status is tether.RunStatus.COMPLETED
     assert waiting.refresh().status is tether.RunStatus.CANCELLED
+
+
+def test_the_library_checks_what_the_http_api_checks(tmp_path: Path, tt: tether.Tether) -> None:
+    s = tt.sessions.create()
+    waiting = s.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(10)
+    with pytest.raises(tether.UsageError, match="reason is longer than 500"):
+        waiting.cancel(reason="r" * 501)
+    assert waiting.refresh().status is tether.RunStatus.WAITING
+    for owner in ("", " padded ", "x" * 257):
+        with pytest.raises(tether.UsageError, match="owner must be"):
+            tether.open(tmp_path / "other.db", owner=owner, worker=False)

@@ -40,9 +40,10 @@ def new_id() -> str:
 
 
 def is_id(text: str) -> bool:
-    """True when text is a canonical UUID string."""
+    """True when text is a UUID in canonical form (lower-case, 8-4-4-4-12): the one spelling
+    of it, so that one UUID can never name two records."""
     try:
-        return str(uuid.UUID(text)) == text.lower()
+        return str(uuid.UUID(text)) == text
     except (ValueError, AttributeError, TypeError):
         return False
 

@@ -7,29 +7,20 @@ import secrets
 
 from tether.core.api_key import ApiKey
 from tether.core.clock import Clock, SystemClock
-from tether.core.errors import NotFound, UsageError
+from tether.core.errors import NotFound
 from tether.core.ids import new_id
+from tether.runtime import limits
 from tether.store.base import Store
 
 #: Every key starts with this, so a leaked one is easy to recognise (and to scan for).
 KEY_PREFIX = "tk_"
 #: Random bytes in a key (encoded as URL-safe base64).
 KEY_BYTES = 32
-MAX_OWNER = 256
 
 
 def hash_key(secret: str) -> str:
     """The stored form of a key: hex SHA-256 of its text."""
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def check_owner(owner: str) -> str:
-    """owner as given, or UsageError when it cannot name an owner."""
-    if not owner or len(owner) > MAX_OWNER or not owner.isprintable() or owner != owner.strip():
-        raise UsageError(
-            f"owner must be 1 to {MAX_OWNER} printable characters without surrounding spaces"
-        )
-    return owner
 
 
 class ApiKeys:
@@ -44,7 +35,7 @@ class ApiKeys:
         secret = KEY_PREFIX + secrets.token_urlsafe(KEY_BYTES)
         key = ApiKey(
             id=new_id(),
-            owner=check_owner(owner),
+            owner=limits.owner(owner),
             prefix=secret[: len(KEY_PREFIX) + 6],
             created_at=self.clock.now(),
             name=name or None,

@@ -25,6 +25,7 @@ from tether.core.run import IfBusy, Run
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
+from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
@@ -97,6 +98,8 @@ async def open_async(
     """Open tether on a database from async code; an embedded worker runs on this loop."""
     from tether.store.factory import open_store
 
+    if owner is not None:
+        limits.owner(owner)  # before anything is opened
     store = db if isinstance(db, Store) else open_store(db, durability=durability)
     service = Service(
         store, agents=agents, clock=clock, settings=settings, models=models, owner=owner

@@ -14,6 +14,7 @@ from tether.core.page import Page
 from tether.core.run import Run
 from tether.core.session import Session
 from tether.core.status import SessionStatus
+from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
@@ -107,6 +108,8 @@ def open(
     """
     from tether.store.factory import open_store
 
+    if owner is not None:
+        limits.owner(owner)  # before anything is opened
     store = db if isinstance(db, Store) else open_store(db, durability=durability)
     service = Service(
         store, agents=agents, clock=clock, settings=settings, models=models, owner=owner

@@ -14,6 +14,7 @@ E = TypeVar("E", bound=StrEnum)
 MAX_TITLE = 500
 MAX_GOAL = 20_000
 MAX_KEY = 256
+MAX_OWNER = 256
 MAX_CONTENT = 1_000_000
 MAX_JSON = 1_000_000
 MAX_PAGE = 1000
@@ -27,6 +28,24 @@ def title(value: Any) -> str | None:
         raise UsageError("title must be a string")
     if len(value) > MAX_TITLE:
         raise UsageError(f"title is longer than {MAX_TITLE} characters")
+    return value
+
+
+def reason(value: Any) -> str:
+    """A cancel reason: text of at most MAX_TITLE characters."""
+    if not isinstance(value, str):
+        raise UsageError("reason must be a string")
+    if len(value) > MAX_TITLE:
+        raise UsageError(f"reason is longer than {MAX_TITLE} characters")
+    return value
+
+
+def owner(value: str) -> str:
+    """value as given, or UsageError when it cannot name an owner."""
+    if not value or len(value) > MAX_OWNER or not value.isprintable() or value != value.strip():
+        raise UsageError(
+            f"owner must be 1 to {MAX_OWNER} printable characters without surrounding spaces"
+        )
     return value
 
 

@@ -54,7 +54,7 @@ class Service:
         self.clock = clock or SystemClock()
         self.settings = settings or RuntimeSettings()
         self.models = models
-        self.owner = owner or self.settings.owner
+        self.owner = limits.owner(self.settings.owner if owner is None else owner)
 
     def for_owner(self, owner: str) -> Service:
         """The same service, acting for another owner."""
@@ -84,7 +84,10 @@ class Service:
     ) -> Session:
         """Open a new, active session (TTL: 30 days unless given; None = never expires)."""
         if session_id is not None and not is_id(session_id):
-            raise UsageError(f"session id {session_id!r} is not a UUID")
+            raise UsageError(
+                f"session id {session_id!r} is not a UUID in canonical form "
+                "(lower-case hex, 8-4-4-4-12)"
+            )
         now = self.clock.now()
         session = Session(
             id=session_id or new_id(),
@@ -315,7 +318,7 @@ class Service:
     async def cancel_run(self, run_id: str, *, reason: str = "cancelled by request") -> Run:
         """Cancel a ready, running or waiting run; InvalidTransition if it already finished."""
         return await self.store.cancel_run(
-            run_id, owner=self.owner, now=self.clock.now(), reason=reason
+            run_id, owner=self.owner, now=self.clock.now(), reason=limits.reason(reason)
         )
 
     async def resume_run(self, run_id: str, input: Any = None) -> Run:
