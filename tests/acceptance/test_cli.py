@@ -4,6 +4,7 @@ as one line."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,17 @@ from tether.core.status import RunStatus
 TETHER = [sys.executable, "-m", "tether.cli"]
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*TETHER, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+        [*TETHER, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -44,6 +53,15 @@ def test_runs_cancel_and_resume_from_the_cli(tmp_path: Path) -> None:
         assert json.loads(resumed.stdout)["status"] == "running"
         done = tt.runs.get(waiting.id).wait(10)
         assert done.output == {"text": "echo: ask yes"}
+        # what strict JSON does not parse (NaN, 1e999) is text
+        for text in ("NaN", "1e999"):
+            asking = session.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(10)
+            assert asking.status is RunStatus.WAITING
+            resumed = cli(
+                "runs", "resume", asking.id, text, "--db", db, "--owner", "alice", cwd=tmp_path
+            )
+            assert resumed.returncode == 0, resumed.stderr
+            assert tt.runs.get(asking.id).wait(10).output == {"text": f"echo: ask {text}"}
         slow = session.runs.create("nap", agent="echo", input={"sleep": 30})
         cancelled = cli("runs", "cancel", slow.id, "--db", db, "--owner", "alice", cwd=tmp_path)
         assert cancelled.returncode == 0, cancelled.stderr
@@ -83,10 +101,25 @@ def test_bad_databases_servers_and_values_are_one_line(tmp_path: Path) -> None:
     )
     _one_line(cli("db", "migrate", "--db", "mysql://x/y", cwd=tmp_path), 2)
     _one_line(cli("sessions", "list", "--db", "", cwd=tmp_path), 2)
+    # a sqlite URL without a path would be a throwaway in-memory database: refused, not "saved"
+    for empty in ("sqlite:///", "sqlite://"):
+        assert "names no database file" in _one_line(
+            cli("db", "copy", "--from", db, "--to", empty, cwd=tmp_path), 2
+        )
+        _one_line(cli("keys", "create", "--owner", "z", "--db", empty, cwd=tmp_path), 2)
     for bad in ("postgresql://a@[::1/x", "postgresql://a@h:99x/db"):
         assert "invalid PostgreSQL URL" in _one_line(
             cli("sessions", "list", "--db", bad, cwd=tmp_path), 2
         )
+    # an owner that names nobody is refused on reads too, from the flag or the environment
+    _one_line(cli("sessions", "list", "--db", db, "--owner", "", cwd=tmp_path), 2)
+    _one_line(cli("sessions", "list", "--db", db, env={"TETHER_OWNER": " x "}, cwd=tmp_path), 2)
+    # a --db flag beats TETHER_URL; both flags together are a usage mistake
+    nowhere = {"TETHER_URL": "http://127.0.0.1:9"}
+    listed = cli("sessions", "list", "--db", db, "--json", env=nowhere, cwd=tmp_path)
+    assert listed.returncode == 0 and '"title": "one"' in listed.stdout, listed
+    both = cli("sessions", "list", "--db", db, "--url", "http://127.0.0.1:9", cwd=tmp_path)
+    assert "not both" in _one_line(both, 2)
     # servers that cannot be addressed
     for url in ("http://[::1", "http://127.0.0.1:abc", "http://127.0.0.1:99999", "ftp://x"):
         assert "invalid server URL" in _one_line(

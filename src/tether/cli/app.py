@@ -105,14 +105,27 @@ def open_db(
 
 
 def open_target(
-    db: str, url: str | None, api_key: str | None, owner: str = DEFAULT_OWNER
+    ctx: typer.Context, db: str, url: str | None, api_key: str | None, owner: str = DEFAULT_OWNER
 ) -> Tether:
-    """The server at url when given (--url / TETHER_URL), else the database (as owner)."""
+    """The server at url when given (--url / TETHER_URL), else the database (as owner). A flag
+    given on the command line wins over the other one's environment variable; both flags
+    together are a usage mistake."""
+    if url:
+        given = _from_command_line(ctx, "db"), _from_command_line(ctx, "url")
+        if all(given):
+            raise UsageError("give --db or --url, not both")
+        if given[0]:
+            url = None  # --db on the command line beats TETHER_URL
     if url:
         from tether.client import connect
 
         return connect(url, api_key=api_key)
     return open_db(db, owner=owner)
+
+
+def _from_command_line(ctx: typer.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def print_json(data: Any) -> None:

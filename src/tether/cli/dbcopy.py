@@ -10,11 +10,13 @@ from rich.table import Table
 
 from tether.cli.app import console, err_console, fail, print_json
 from tether.store.copy import CopyReport, copy_url
-from tether.store.factory import is_postgres, sqlite_path
+from tether.store.factory import check_url, is_postgres, sqlite_path
 
 
 def run_copy(source: str, target: str, *, force: bool, batch: int, json: bool) -> None:
     """Copy source into target; print the per-table verdict; exit 1 if it does not verify."""
+    for url in (source, target):  # refused before the progress display starts
+        check_url(url)
     if not is_postgres(source) and not Path(sqlite_path(source)).exists():
         fail(f"no tether database at {sqlite_path(source)}")
     bar = Progress(

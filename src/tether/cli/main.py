@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as json_module
+import math
 import os
 import shutil
 import sys
@@ -113,6 +114,7 @@ def _program() -> str:
 @sessions_app.command("list")
 @handles_errors
 def sessions_list(
+    ctx: typer.Context,
     db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="active, closed or expired")] = None,
@@ -124,7 +126,7 @@ def sessions_list(
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """List sessions, newest activity first."""
-    with open_target(db, url, api_key, owner) as tt:
+    with open_target(ctx, db, url, api_key, owner) as tt:
         sessions = tt.sessions.list(status=status, limit=limit)
         if json:
             print_json({"data": to_data(list(sessions))})
@@ -135,6 +137,7 @@ def sessions_list(
 @sessions_app.command("show")
 @handles_errors
 def sessions_show(
+    ctx: typer.Context,
     session_id: str,
     db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
@@ -143,7 +146,7 @@ def sessions_show(
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Show a session: its runs with their steps and tool calls, and its memory."""
-    with open_target(db, url, api_key, owner) as tt:
+    with open_target(ctx, db, url, api_key, owner) as tt:
         report = session_report(tt, session_id)
         if json:
             print_json(report.to_data())
@@ -154,6 +157,7 @@ def sessions_show(
 @sessions_app.command("close")
 @handles_errors
 def sessions_close(
+    ctx: typer.Context,
     session_id: str,
     db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
@@ -162,13 +166,14 @@ def sessions_close(
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Close a session (its unfinished runs are cancelled); closing twice is harmless."""
-    with open_target(db, url, api_key, owner) as tt:
+    with open_target(ctx, db, url, api_key, owner) as tt:
         _print_outcome("session", tt.sessions.get(session_id).close(), json)
 
 
 @runs_app.command("list")
 @handles_errors
 def runs_list(
+    ctx: typer.Context,
     session_id: str,
     db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
@@ -178,7 +183,7 @@ def runs_list(
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """List the runs of a session, Run 1 first."""
-    with open_target(db, url, api_key, owner) as tt:
+    with open_target(ctx, db, url, api_key, owner) as tt:
         runs = tt.sessions.get(session_id).runs.list(status=status)
         if json:
             print_json({"data": to_data(list(runs))})
@@ -189,6 +194,7 @@ def runs_list(
 @runs_app.command("show")
 @handles_errors
 def runs_show(
+    ctx: typer.Context,
     run_id: str,
     db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
@@ -197,7 +203,7 @@ def runs_show(
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Show a run: status, times, steps (tool calls with input and output), memory, error."""
-    with open_target(db, url, api_key, owner) as tt:
+    with open_target(ctx, db, url, api_key, owner) as tt:
         report = run_report(tt, tt.runs.get(run_id))
         if json:
             print_json(report.to_data())
@@ -208,6 +214,7 @@ def runs_show(
 @runs_app.command("cancel")
 @handles_errors
 def runs_cancel(
+    ctx: typer.Context,
     run_id: str,
     reason: Annotated[str, typer.Option(help="Why (kept on the run's error).")] = (
         "cancelled from the command line"
@@ -219,13 +226,14 @@ def runs_cancel(
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Cancel a ready, running or waiting run (its steps so far are kept)."""
-    with open_target(db, url, api_key, owner) as tt:
+    with open_target(ctx, db, url, api_key, owner) as tt:
         _print_outcome("run", tt.runs.get(run_id).cancel(reason), json)
 
 
 @runs_app.command("resume")
 @handles_errors
 def runs_resume(
+    ctx: typer.Context,
     run_id: str,
     input: Annotated[str, typer.Argument(help="What the run asked for (text, or JSON).")],
     db: DbOption = DEFAULT_DB,
@@ -235,7 +243,7 @@ def runs_resume(
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Resume a waiting run with the input it asks for."""
-    with open_target(db, url, api_key, owner) as tt:
+    with open_target(ctx, db, url, api_key, owner) as tt:
         _print_outcome("run", tt.runs.get(run_id).resume(_json_or_text(input)), json)
 
 
@@ -248,11 +256,23 @@ def _print_outcome(kind: str, record: Session | Run, json: bool) -> None:
 
 
 def _json_or_text(text: str) -> Any:
-    """A JSON value if text is one (``{"approved": true}``, ``42``), else the text itself."""
+    """A JSON value if text is strict JSON (``{"approved": true}``, ``42``), else the text
+    itself (``NaN``, ``1e999`` and ``Infinity`` are not JSON: they stay text)."""
     try:
-        return json_module.loads(text)
+        return json_module.loads(text, parse_constant=_not_json, parse_float=_finite)
     except ValueError:
         return text
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(number: str) -> float:
+    value = float(number)
+    if not math.isfinite(value):
+        raise ValueError(f"{number} is out of range")
+    return value
 
 
 @app.command()

@@ -66,6 +66,7 @@ def _line(event: Event) -> Text:
 
 @handles_errors
 def tail(
+    ctx: typer.Context,
     run_id: str,
     db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
@@ -77,7 +78,7 @@ def tail(
     owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Follow a run live (rendered, or one JSON event per line with --json) until it ends."""
-    with open_target(db, url, api_key, owner) as tt:
+    with open_target(ctx, db, url, api_key, owner) as tt:
         for event in tt.stream_events(run_id=run_id, after_id=after):
             if json:
                 sys.stdout.write(jsonlib.dumps(to_data(event), ensure_ascii=False) + "\n")

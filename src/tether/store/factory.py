@@ -16,11 +16,16 @@ DEFAULT_DB = "tether.db"
 
 
 def sqlite_path(url: str) -> str:
-    """The file a SQLite URL or bare path names."""
-    if url.startswith("sqlite:///"):
-        return url.removeprefix("sqlite:///") or ":memory:"
-    if url.startswith("sqlite://"):
-        return url.removeprefix("sqlite://") or ":memory:"
+    """The file a SQLite URL or bare path names; UsageError when a URL names none."""
+    for prefix in ("sqlite:///", "sqlite://"):
+        if url.startswith(prefix):
+            path = url.removeprefix(prefix)
+            if not path.strip():
+                raise UsageError(
+                    f"{url} names no database file: give sqlite:///PATH "
+                    "(or :memory: for a database that is gone when the process ends)"
+                )
+            return path
     return url
 
 
@@ -55,6 +60,8 @@ def check_url(url: str | Path) -> str:
             f"unsupported database URL scheme {scheme!r}: use a file path, sqlite:///PATH "
             "or postgresql://"
         )
+    if not is_postgres(text):
+        sqlite_path(text)
     return text
 
 
