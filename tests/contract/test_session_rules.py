@@ -451,3 +451,18 @@ async def test_deleting_a_run_takes_it_out_of_its_sessions_count_and_usage(
     assert third.seq == 3
     listed = await store.get_session(session.id)
     assert listed is not None and listed.run_count == 2
+
+
+async def test_a_close_that_read_the_clock_before_a_committed_write_is_dated_after_it(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    # Two nodes: the close reads the clock, then a run is created (read later, committed first).
+    session = await make.session()
+    read_by_close = clock.now()
+    clock.advance(2)
+    run = await make.run(session.id)
+    closed = await store.close_session(session.id, owner=None, now=read_by_close)
+    assert closed.closed_at == run.created_at == closed.last_activity_at
+    cancelled = await store.get_run(run.id)
+    assert cancelled is not None and cancelled.status is RunStatus.CANCELLED
+    assert cancelled.ended_at is not None and cancelled.ended_at >= cancelled.created_at

@@ -110,7 +110,11 @@ WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s) AND status 
 RETURNING *;
 
 -- name: close_session
-UPDATE sessions SET status = 'closed', closed_at = %(now)s, updated_at = %(now)s
+-- Never before the session's last activity: a write that committed first may have read the
+-- clock later (the times then still follow the commit order).
+UPDATE sessions
+SET status = 'closed', closed_at = GREATEST(%(now)s, last_activity_at),
+    updated_at = GREATEST(%(now)s, last_activity_at)
 WHERE id = %(id)s AND status = 'active'
 RETURNING *;
 

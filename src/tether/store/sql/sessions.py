@@ -159,6 +159,7 @@ class SessionsPart(SqlBase):
             row = await tx.one("close_session", id=session_id, now=to_us(now))
             assert row is not None
             closed = session_from_row(row, self._db.load_json)
+            now = closed.closed_at or now
             await self._cancel_unfinished(
                 tx, session_id, owner=closed.owner, now=now, reason="session closed"
             )

@@ -87,7 +87,11 @@ WHERE id = :id AND (:owner IS NULL OR owner = :owner) AND status = 'active'
 RETURNING *;
 
 -- name: close_session
-UPDATE sessions SET status = 'closed', closed_at = :now, updated_at = :now
+-- Never before the session's last activity: a write that committed first may have read the
+-- clock later (the times then still follow the commit order).
+UPDATE sessions
+SET status = 'closed', closed_at = max(:now, last_activity_at),
+    updated_at = max(:now, last_activity_at)
 WHERE id = :id AND status = 'active'
 RETURNING *;
 
