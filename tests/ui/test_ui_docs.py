@@ -66,6 +66,9 @@ def test_keyboard_and_labels(page: Page, demo: Server) -> None:
     _demo_session(demo)
     page.goto(f"{demo.url}/ui?q=CI+pipeline")
     page.get_by_role("link", name="Upgrade the CI pipeline").click()
+    # The click returns once the session page starts loading; Chromium drops keys sent to a
+    # page whose body is not parsed yet, so wait for its load event before pressing Tab.
+    page.wait_for_url("**/ui/sessions/*", wait_until="load")
     page.keyboard.press("Tab")
     skip = page.get_by_role("link", name="Skip to content")
     expect(skip).to_be_focused()
