@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -96,3 +98,22 @@ def test_the_library_checks_what_the_http_api_checks(tmp_path: Path, tt: tether.
     for owner in ("", " padded ", "x" * 257):
         with pytest.raises(tether.UsageError, match="owner must be"):
             tether.open(tmp_path / "other.db", owner=owner, worker=False)
+
+
+def test_a_program_that_ends_without_close_hands_its_runs_back(tmp_path: Path) -> None:
+    db = tmp_path / "exit.db"
+    script = (
+        "import sys, time, tether\n"
+        "tt = tether.open(sys.argv[1])\n"
+        "run = tt.sessions.create().runs.create('nap', agent='echo', input={'sleep': 30})\n"
+        "while run.refresh().status is not tether.RunStatus.RUNNING:\n"
+        "    time.sleep(0.02)\n"
+        "print(run.id)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(db)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    with tether.open(db, worker=False) as tt:
+        run = tt.runs.get(done.stdout.strip())
+        assert run.status is tether.RunStatus.READY and run.worker_id is None

@@ -3,6 +3,7 @@ runtime.handles), for synchronous programs; ``tether.connect(...)`` is the same 
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +40,9 @@ class Tether:
         self._worker = worker
         if worker is not None:
             self._call(self._start_worker(worker))
+            # A program that ends without close() must not leave its claimed runs "running"
+            # until a lease expires: they go back to the queue at once.
+            atexit.register(self._close_at_exit)
         self.sessions = Sessions(self)
         self.runs = Runs(self)
         self.user_memory = UserMemory(self)
@@ -80,9 +84,13 @@ class Tether:
         if self._loop.loop.is_closed():
             return
         if self._worker is not None:
+            atexit.unregister(self._close_at_exit)
             self._call(self._worker.stop(grace))
         self._call(self.backend.close())
         self._loop.stop()
+
+    def _close_at_exit(self) -> None:
+        self.close(grace=0)
 
     def __enter__(self) -> Tether:
         return self
