@@ -21,23 +21,22 @@ MAX_PAGE = 1000
 MAX_SECONDS = 366 * 24 * 3600
 
 
-def title(value: Any) -> str | None:
-    if value is None:
-        return None
+def text(name: str, value: Any, maximum: int) -> str:
+    """value, or UsageError unless it is a string of at most maximum characters."""
     if not isinstance(value, str):
-        raise UsageError("title must be a string")
-    if len(value) > MAX_TITLE:
-        raise UsageError(f"title is longer than {MAX_TITLE} characters")
+        raise UsageError(f"{name} must be a string")
+    if len(value) > maximum:
+        raise UsageError(f"{name} is longer than {maximum} characters")
     return value
+
+
+def title(value: Any) -> str | None:
+    return None if value is None else text("title", value, MAX_TITLE)
 
 
 def reason(value: Any) -> str:
-    """A cancel reason: text of at most MAX_TITLE characters."""
-    if not isinstance(value, str):
-        raise UsageError("reason must be a string")
-    if len(value) > MAX_TITLE:
-        raise UsageError(f"reason is longer than {MAX_TITLE} characters")
-    return value
+    """A cancel reason."""
+    return text("reason", value, MAX_TITLE)
 
 
 def owner(value: str) -> str:
@@ -58,11 +57,7 @@ def goal(value: Any) -> str:
 
 
 def content(value: Any) -> str:
-    if not isinstance(value, str):
-        raise UsageError("content must be a string")
-    if len(value) > MAX_CONTENT:
-        raise UsageError(f"content is longer than {MAX_CONTENT} characters")
-    return value
+    return text("content", value, MAX_CONTENT)
 
 
 def ttl(value: Any) -> int | None:
