@@ -438,9 +438,10 @@ class RunsPart(SessionsPart):
                 "delete_run_promotions",
                 "delete_run_steps",
                 "delete_run_messages",
-                "delete_run",
             ):
                 await tx.run(name, run_id=run_id)
+            if await tx.run("delete_run", run_id=run_id) != 1:  # a concurrent delete won
+                raise NotFound("run", run_id)
             await tx.run(
                 "forget_session_run",
                 id=row["session_id"],
