@@ -110,11 +110,12 @@ WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s) AND status 
 RETURNING *;
 
 -- name: close_session
--- Never before the session's last activity: a write that committed first may have read the
--- clock later (the times then still follow the commit order).
+-- Never before the session's last activity or change: a write that committed first may have
+-- read the clock later (the times then still follow the commit order). The same holds for the
+-- end of a run (cancel_run, end_run) and of a step (close_open_steps).
 UPDATE sessions
-SET status = 'closed', closed_at = GREATEST(%(now)s, last_activity_at),
-    updated_at = GREATEST(%(now)s, last_activity_at)
+SET status = 'closed', closed_at = GREATEST(%(now)s, last_activity_at, updated_at),
+    updated_at = GREATEST(%(now)s, last_activity_at, updated_at)
 WHERE id = %(id)s AND status = 'active'
 RETURNING *;
 
@@ -336,7 +337,8 @@ RETURNING *;
 
 -- name: cancel_run
 UPDATE runs
-SET status = 'cancelled', ended_at = %(now)s, updated_at = %(now)s, error = %(error)s::jsonb,
+SET status = 'cancelled', ended_at = GREATEST(%(now)s, updated_at),
+    updated_at = GREATEST(%(now)s, updated_at), error = %(error)s::jsonb,
     worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL, waiting_for = NULL
 WHERE id = %(id)s AND status IN ('ready', 'running', 'waiting')
 RETURNING *;
@@ -357,7 +359,8 @@ RETURNING *;
 
 -- name: end_run
 UPDATE runs
-SET status = %(status)s, ended_at = %(now)s, updated_at = %(now)s, error = %(error)s::jsonb,
+SET status = %(status)s, ended_at = GREATEST(%(now)s, updated_at),
+    updated_at = GREATEST(%(now)s, updated_at), error = %(error)s::jsonb,
     worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL, waiting_for = NULL
 WHERE id = %(id)s AND status = %(from_status)s
 RETURNING *;
@@ -436,7 +439,8 @@ WHERE id = %(id)s AND run_id = %(run_id)s AND status = 'running'
 RETURNING *;
 
 -- name: close_open_steps
-UPDATE steps SET status = %(status)s, error = %(error)s::jsonb, ended_at = %(now)s
+UPDATE steps
+SET status = %(status)s, error = %(error)s::jsonb, ended_at = GREATEST(%(now)s, started_at)
 WHERE run_id = %(run_id)s AND status = 'running' AND (%(kind)s::text IS NULL OR kind = %(kind)s)
 RETURNING *;
 

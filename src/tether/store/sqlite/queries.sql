@@ -87,11 +87,12 @@ WHERE id = :id AND (:owner IS NULL OR owner = :owner) AND status = 'active'
 RETURNING *;
 
 -- name: close_session
--- Never before the session's last activity: a write that committed first may have read the
--- clock later (the times then still follow the commit order).
+-- Never before the session's last activity or change: a write that committed first may have
+-- read the clock later (the times then still follow the commit order). The same holds for the
+-- end of a run (cancel_run, end_run) and of a step (close_open_steps).
 UPDATE sessions
-SET status = 'closed', closed_at = max(:now, last_activity_at),
-    updated_at = max(:now, last_activity_at)
+SET status = 'closed', closed_at = max(:now, last_activity_at, updated_at),
+    updated_at = max(:now, last_activity_at, updated_at)
 WHERE id = :id AND status = 'active'
 RETURNING *;
 
@@ -283,7 +284,8 @@ RETURNING *;
 
 -- name: cancel_run
 UPDATE runs
-SET status = 'cancelled', ended_at = :now, updated_at = :now, error = :error,
+SET status = 'cancelled', ended_at = max(:now, updated_at),
+    updated_at = max(:now, updated_at), error = :error,
     worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL, waiting_for = NULL
 WHERE id = :id AND status IN ('ready', 'running', 'waiting')
 RETURNING *;
@@ -304,7 +306,8 @@ RETURNING *;
 
 -- name: end_run
 UPDATE runs
-SET status = :status, ended_at = :now, updated_at = :now, error = :error,
+SET status = :status, ended_at = max(:now, updated_at),
+    updated_at = max(:now, updated_at), error = :error,
     worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL, waiting_for = NULL
 WHERE id = :id AND status = :from_status
 RETURNING *;
@@ -377,7 +380,7 @@ WHERE id = :id AND run_id = :run_id AND status = 'running'
 RETURNING *;
 
 -- name: close_open_steps
-UPDATE steps SET status = :status, error = :error, ended_at = :now
+UPDATE steps SET status = :status, error = :error, ended_at = max(:now, started_at)
 WHERE run_id = :run_id AND status = 'running' AND (:kind IS NULL OR kind = :kind)
 RETURNING *;
 
