@@ -117,3 +117,22 @@ def test_a_program_that_ends_without_close_hands_its_runs_back(tmp_path: Path) -
     with tether.open(db, worker=False) as tt:
         run = tt.runs.get(done.stdout.strip())
         assert run.status is tether.RunStatus.READY and run.worker_id is None
+
+
+def test_a_forked_child_exits_without_touching_its_parents_worker(tmp_path: Path) -> None:
+    script = (
+        "import os, sys, tether\n"
+        "tt = tether.open(sys.argv[1])\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    sys.exit(0)\n"
+        "print(os.waitpid(child, 0)[1])\n"
+        "tt.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "fork.db")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "0", done

@@ -4,6 +4,8 @@ runtime.handles), for synchronous programs; ``tether.connect(...)`` is the same 
 from __future__ import annotations
 
 import atexit
+import logging
+import os
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,6 +30,7 @@ from tether.store.base import UNSET, Store, Unset
 
 T = TypeVar("T")
 R = TypeVar("R", Session, Run)
+log = logging.getLogger("tether.library")
 
 
 class Tether:
@@ -41,7 +44,9 @@ class Tether:
         if worker is not None:
             self._call(self._start_worker(worker))
             # A program that ends without close() must not leave its claimed runs "running"
-            # until a lease expires: they go back to the queue at once.
+            # until a lease expires: they go back to the queue at once. (Not in a forked
+            # child: the loop thread running the worker stayed in the parent.)
+            self._pid = os.getpid()
             atexit.register(self._close_at_exit)
         self.sessions = Sessions(self)
         self.runs = Runs(self)
@@ -90,7 +95,12 @@ class Tether:
         self._loop.stop()
 
     def _close_at_exit(self) -> None:
-        self.close(grace=0)
+        if os.getpid() != self._pid:
+            return
+        try:
+            self.close(grace=0)
+        except Exception as exc:  # at exit a lease is the fallback, not a traceback
+            log.warning("could not hand runs back at exit (their leases will expire): %s", exc)
 
     def __enter__(self) -> Tether:
         return self
