@@ -9,16 +9,18 @@ the schema tether ships and under the leanest schema that keeps the same guarant
   primary key and a unique ``(session_id, seq)`` key, then COMMIT;
 * ``shipped``: tether's own migrations and its named statements (``touch_active_session``,
   ``insert_message``, ``insert_event``), in one ``BEGIN IMMEDIATE`` … ``COMMIT``;
-* ``leanest``: every schema change that saves a page without giving up a guarantee, stacked:
-  events without AUTOINCREMENT, messages stored in ``(session_id, seq)`` order (WITHOUT ROWID)
-  with a unique ``id``, and the session's activity and expiry indexes keyed by the second (moved
-  at most once a second) while the row keeps the exact time for the guard;
+* ``leanest``: every schema change that saves a page, stacked: events without AUTOINCREMENT
+  (event ids would then need tombstones to never be reused after a delete), messages stored in
+  ``(session_id, seq)`` order (WITHOUT ROWID) with a unique ``id``, and the session's activity
+  and expiry indexes keyed by the second (moved at most once a second; sessions active within
+  the same second would list by id) while the row keeps the exact time for the guard;
 * two variants of ``leanest`` that each drop a guarantee the store gives, to show what it costs:
   without the event in the transaction, and without the session row (no guard, no counter:
   ``seq`` read from the index).
 
 Every variant has its own file in the same folder, pre-filled with H messages of one session;
-the variants run interleaved, one append each per round, so machine load hits them alike.
+the variants run interleaved, one append each per round, so machine load hits them alike. Ids,
+rows and event payloads are made before timing starts: the timed path is the SQL calls.
 "frames" is the number of WAL frames (one changed page each) a commit appends, from the WAL's
 growth; checkpoints run between rounds of 100, untimed.
 
@@ -36,7 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,6 +119,17 @@ def _event_data(message_id: str, session_id: str, seq: int, now_us: int) -> str:
     return json.dumps({"message": message}, separators=(",", ":"))
 
 
+def _prepared(session_id: str, history: int, count: int) -> Iterator[tuple[str, int, str]]:
+    """(message id, seq, event payload) of the next count appends, made before timing starts:
+    the timed path holds the SQL calls only."""
+    now = _now_us()
+    items = []
+    for seq in range(history + 1, history + count + 1):
+        message_id = new_id()
+        items.append((message_id, seq, _event_data(message_id, session_id, seq, now)))
+    return iter(items)
+
+
 def _connect(path: Path, durability: str) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -142,7 +155,7 @@ class Variant:
         return wal.stat().st_size if wal.exists() else 0
 
 
-def _bare(folder: Path, durability: str, history: int) -> Variant:
+def _bare(folder: Path, durability: str, history: int, count: int) -> Variant:
     path = folder / "bare.db"
     conn = _connect(path, durability)
     conn.executescript(_BARE_SCHEMA)
@@ -158,9 +171,11 @@ def _bare(folder: Path, durability: str, history: int) -> Variant:
     )
     conn.execute("COMMIT")
 
+    rows = iter([row() for _ in range(count)])
+
     def append() -> None:
         conn.execute("BEGIN")
-        conn.execute("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row())
+        conn.execute("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?)", next(rows))
         conn.execute("COMMIT")
 
     return Variant("bare", "the baseline", path, conn, append)
@@ -193,7 +208,7 @@ def _fill(conn: sqlite3.Connection, session_id: str, history: int, event_sql: st
     conn.execute("COMMIT")
 
 
-def _shipped(folder: Path, durability: str, history: int) -> Variant:
+def _shipped(folder: Path, durability: str, history: int, count: int) -> Variant:
     path = folder / "shipped.db"
     SqliteDatabase(path).close_now()  # tether's migrations, as shipped
     queries = load_queries("tether.store.sqlite")
@@ -205,15 +220,18 @@ def _shipped(folder: Path, durability: str, history: int) -> Variant:
         (session_id, OWNER, TTL_SECONDS, now, now, now),
     )
     _fill(conn, session_id, history, queries["insert_event"])
+    items = _prepared(session_id, history, count)
 
     def append() -> None:
         now = _now_us()
+        message_id, expected, data = next(items)
         conn.execute("BEGIN IMMEDIATE")
         touched = conn.execute(
             queries["touch_active_session"],
             {"id": session_id, "owner": None, "now": now, "add_messages": 1, "add_runs": 0},
         ).fetchone()
-        message_id, seq = new_id(), touched[1]
+        seq = touched[1]
+        assert seq == expected
         conn.execute(
             queries["insert_message"],
             {
@@ -234,7 +252,7 @@ def _shipped(folder: Path, durability: str, history: int) -> Variant:
                 "owner": touched[0],
                 "session_id": session_id,
                 "run_id": None,
-                "data": _event_data(message_id, session_id, seq, now),
+                "data": data,
                 "created_at": now,
             },
         )
@@ -244,7 +262,13 @@ def _shipped(folder: Path, durability: str, history: int) -> Variant:
 
 
 def _leanest(
-    folder: Path, durability: str, history: int, *, event: bool = True, guard: bool = True
+    folder: Path,
+    durability: str,
+    history: int,
+    count: int,
+    *,
+    event: bool = True,
+    guard: bool = True,
 ) -> Variant:
     name = "leanest" + ("" if event else ", no event") + ("" if guard else ", no session row")
     path = folder / (name.replace(", ", "-").replace(" ", "_") + ".db")
@@ -262,9 +286,11 @@ def _leanest(
         "INSERT INTO events (type, owner, session_id, run_id, data, created_at)"
         " VALUES (:type, :owner, :session_id, :run_id, :data, :created_at)",
     )
+    items = _prepared(session_id, history, count)
 
     def append() -> None:
         now = _now_us()
+        message_id, expected, data = next(items)
         conn.execute("BEGIN IMMEDIATE")
         if guard:
             owner, seq = conn.execute(_TOUCH, {"id": session_id, "now": now}).fetchone()
@@ -275,7 +301,7 @@ def _leanest(
                 "SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
                 (session_id,),
             ).fetchone()[0]
-        message_id = new_id()
+        assert seq == expected
         conn.execute(
             _LEAN_MESSAGE,
             {
@@ -292,14 +318,14 @@ def _leanest(
                 {
                     "owner": owner,
                     "session_id": session_id,
-                    "data": _event_data(message_id, session_id, seq, now),
+                    "data": data,
                     "now": now,
                 },
             )
         conn.execute("COMMIT")
 
     if event and guard:
-        keeps = "all"
+        keeps = "all, if event ids get tombstones; activity per second"
     elif event:
         keeps = "no guard, no counter, no activity"
     else:
@@ -371,11 +397,13 @@ def main() -> int:
     variants: list[Variant] = []
     try:
         console.print(f"filling 5 files with {args.history:,} messages each in {folder} …")
-        variants.append(_bare(folder, args.durability, args.history))
-        variants.append(_shipped(folder, args.durability, args.history))
-        variants.append(_leanest(folder, args.durability, args.history))
-        variants.append(_leanest(folder, args.durability, args.history, event=False))
-        variants.append(_leanest(folder, args.durability, args.history, guard=False))
+        count = args.warmup + args.iterations
+        where = (folder, args.durability, args.history, count)
+        variants.append(_bare(*where))
+        variants.append(_shipped(*where))
+        variants.append(_leanest(*where))
+        variants.append(_leanest(*where, event=False))
+        variants.append(_leanest(*where, guard=False))
         console.print(
             f"timing {args.iterations:,} appends per variant (after {args.warmup} warm-up) …"
         )

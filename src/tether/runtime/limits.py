@@ -39,13 +39,14 @@ def reason(value: Any) -> str:
     return text("reason", value, MAX_TITLE)
 
 
-def owner(value: str) -> str:
+def owner(value: Any) -> str:
     """value as given, or UsageError when it cannot name an owner."""
-    if not value or len(value) > MAX_OWNER or not value.isprintable() or value != value.strip():
+    text = value if isinstance(value, str) else ""
+    if not 0 < len(text) <= MAX_OWNER or not text.isprintable() or text != text.strip():
         raise UsageError(
             f"owner must be 1 to {MAX_OWNER} printable characters without surrounding spaces"
         )
-    return value
+    return text
 
 
 def goal(value: Any) -> str:
