@@ -466,3 +466,16 @@ async def test_a_close_that_read_the_clock_before_a_committed_write_is_dated_aft
     cancelled = await store.get_run(run.id)
     assert cancelled is not None and cancelled.status is RunStatus.CANCELLED
     assert cancelled.ended_at is not None and cancelled.ended_at >= cancelled.created_at
+
+
+async def test_a_cancel_that_read_the_clock_before_a_claim_ends_after_the_start(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session()
+    run = await make.run(session.id)
+    read_by_cancel = clock.now()
+    clock.advance(0.5)
+    started = await make.claim(run)
+    cancelled = await store.cancel_run(run.id, owner=None, now=read_by_cancel, reason="stop")
+    assert started.started_at is not None and cancelled.ended_at is not None
+    assert cancelled.ended_at >= started.started_at
