@@ -121,3 +121,43 @@ def test_promote_working_memory_to_the_session(page: Page, demo: Server) -> None
         has=page.get_by_role("cell", name="change", exact=True)
     )
     expect(item).to_contain_text("Run 2")
+
+
+def test_a_refused_resume_keeps_the_input_and_the_page_stays_live(
+    page: Page, server: Server
+) -> None:
+    session = new_session(server, "alice", title="refused resume")
+    run = new_run(server, "alice", session["id"], goal="hello", input={"wait": "Who?"})
+    assert settled(server, "alice", run["id"])["status"] == "waiting"
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/runs/{run['id']}")
+    page.get_by_label("Your input").fill("{not json")
+    page.get_by_label("Send as JSON").check()
+    page.get_by_role("button", name="Resume run").click()
+    expect(page.get_by_role("alert")).to_contain_text("input is not valid JSON")
+    expect(page.get_by_label("Your input")).to_have_value("{not json")
+    expect(page.get_by_label("Send as JSON")).to_be_checked()
+    # the refusal answered at the form's address; the page shows (and follows) its own
+    assert page.url == f"{server.url}/ui/runs/{run['id']}"
+    _mark_page(page)
+    with server.api("alice") as api:
+        resumed = api.post(f"/v1/runs/{run['id']}/resume", json={"input": "world"})
+        assert resumed.status_code == 200, resumed.text
+    expect(page.locator("#run-title .badge")).to_have_text("completed")
+    assert _still_marked(page)
+
+
+def test_resuming_a_run_that_stopped_waiting_says_why(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="late resume")
+    run = new_run(server, "alice", session["id"], goal="hello", input={"wait": "Who?"})
+    assert settled(server, "alice", run["id"])["status"] == "waiting"
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/runs/{run['id']}")
+    box = page.get_by_label("Your input")
+    box.fill("too late")  # focus stays in the box: the live update leaves the form alone
+    with server.api("alice") as api:
+        assert api.post(f"/v1/runs/{run['id']}/cancel", json={}).status_code == 200
+    expect(page.locator("#run-title .badge")).to_have_text("cancelled")
+    page.get_by_role("button", name="Resume run").click()
+    expect(page.get_by_role("alert")).to_contain_text("cancelled")
+    expect(page.locator("#run-waiting")).to_contain_text("too late")

@@ -170,3 +170,26 @@ def test_the_session_page_follows_its_active_run(page: Page, server: Server) -> 
     expect(page.locator("#conversation")).to_contain_text("echo: slowly")
     assert page.evaluate("window.notReloaded === true")
     assert settled(server, "alice", run["id"])["status"] == "completed"
+
+
+def test_a_refused_run_leaves_the_session_page_live(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="busy page")
+    slow = new_run(server, "alice", session["id"], goal="nap", input={"steps": 2, "sleep": 1})
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/sessions/{session['id']}")
+    page.get_by_label("Goal").fill("another one")
+    page.get_by_role("button", name="Start run").click()
+    expect(page.get_by_role("alert")).to_contain_text("busy")
+    assert page.url == f"{server.url}/ui/sessions/{session['id']}"
+    settled(server, "alice", slow["id"])
+    expect(page.locator("#runs .tl-item .badge").first).to_have_text("completed")
+
+
+def test_a_long_title_wraps_on_a_phone(page: Page, server: Server) -> None:
+    title = "Phone " + "verylongwordwithoutspaces" * 4
+    session = new_session(server, "alice", title=title)
+    log_in(page, server, "alice")
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(f"{server.url}/ui/sessions/{session['id']}")
+    expect(page.get_by_role("heading", name=title)).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0

@@ -91,6 +91,7 @@ async def _session_again(
         status=error.http_status,
         errors={form: error.message},
         values=values,
+        canonical=f"/ui/sessions/{session_id}",
         **context,
     )
 
@@ -134,7 +135,12 @@ async def add_message(request: Request, svc: Owned, session_id: str) -> Response
 
 
 async def _run_again(
-    request: Request, svc: Service, run_id: str, form: str, error: TetherError
+    request: Request,
+    svc: Service,
+    run_id: str,
+    form: str,
+    error: TetherError,
+    values: dict[str, str] | None = None,
 ) -> Response:
     context = await views.run_view(svc, run_id)
     return page(
@@ -142,6 +148,8 @@ async def _run_again(
         "run.html",
         status=error.http_status,
         errors={form: error.message},
+        values=values or {},
+        canonical=f"/ui/runs/{run_id}",
         **context,
     )
 
@@ -169,7 +177,7 @@ async def resume_run(request: Request, svc: Owned, run_id: str) -> Response:
     except TetherError as error:
         if _gone(error):
             raise
-        return await _run_again(request, svc, run_id, "resume", error)
+        return await _run_again(request, svc, run_id, "resume", error, form)
     return _to(f"/ui/runs/{run_id}")
 
 

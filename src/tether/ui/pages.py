@@ -30,7 +30,7 @@ async def session_page(request: Request, svc: Owned, session_id: str) -> Respons
 @router.get("/runs/{run_id}")
 async def run_page(request: Request, svc: Owned, run_id: str) -> Response:
     context = await views.run_view(svc, run_id)
-    return page(request, "run.html", errors={}, **context)
+    return page(request, "run.html", errors={}, values={}, **context)
 
 
 @router.get("/login")

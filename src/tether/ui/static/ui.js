@@ -123,6 +123,9 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
+    // A refused form answers at its POST address: show (and refresh, and reload) the page's own.
+    const page = document.body.dataset.page;
+    if (page && page !== location.pathname) history.replaceState(null, "", page + location.hash);
     const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     const tz = document.getElementById("tz");
     if (tz && zone) tz.textContent = zone;
