@@ -148,6 +148,8 @@ def test_other_refusals_name_the_option(client: SyncLangGraphClient, raw: httpx.
         f"/threads/{tid}/runs", json={"assistant_id": "echo", "input": {}, "temperature": 1}
     )
     assert unknown.status_code == 422 and "body.temperature" in unknown.json()["detail"]
+    typed = raw.post(f"/threads/{tid}/runs", json={"assistant_id": 5, "input": {}})
+    assert typed.status_code == 422 and "must be a string" in typed.json()["detail"]
     assert client.runs.list(tid) == []
 
 

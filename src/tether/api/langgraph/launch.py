@@ -95,7 +95,9 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
             raise refuse(f"body.{key}", why)
     check_keys("body", request, ACCEPTED | set(REFUSED))
     assistant_id = request.get("assistant_id")
-    if not isinstance(assistant_id, str) or not assistant_id:
+    if assistant_id is not None and not isinstance(assistant_id, str):
+        raise UsageError("body.assistant_id must be a string: an agent name (or its assistant id)")
+    if not assistant_id:
         raise UsageError("body.assistant_id is required: an agent name (or its assistant id)")
     agent = resolve(agents, assistant_id)
     if opt_bool(request, "stream_subgraphs"):
