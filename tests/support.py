@@ -17,6 +17,7 @@ from tether.core.message import Message, Role
 from tether.core.run import IfBusy, Run
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
 from tether.core.status import RunStatus, SessionStatus
+from tether.core.usage import Usage
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import Store
 from tether.store.factory import open_store
@@ -202,3 +203,34 @@ async def event_types(
 async def last_event_id(store: Store, session_id: str) -> int:
     events = await store.list_events(session_id=session_id, limit=100_000)
     return events[-1].id if events else 0
+
+
+#: Rows as schema 3 left them (for the version 4 migration tests, on either backend): sessions s1
+#: and s2 each had two runs (100 + 40 tokens), and one of s1's was deleted, which left s1's run
+#: count and usage as they were.
+SCHEMA_3_DELETED_RUN = tuple(
+    [
+        "INSERT INTO sessions (id, owner, status, created_at, updated_at, last_activity_at,"
+        f" run_count, input_tokens, output_tokens, model_requests)"
+        f" VALUES ('{sid}', 'local', 'active', 0, 0, 0, 2, 140, 14, 2)"
+        for sid in ("s1", "s2")
+    ]
+    + [
+        "INSERT INTO runs (id, session_id, owner, seq, agent, goal, status, created_at,"
+        " updated_at, input_tokens, output_tokens, model_requests)"
+        f" VALUES ('{rid}', '{sid}', 'local', {seq}, 'echo', 'g', 'completed', 0, 0,"
+        f" {tokens}, {tokens // 10}, 1)"
+        for rid, sid, seq, tokens in (
+            ("r1", "s1", 2, 40),
+            ("r2", "s2", 1, 100),
+            ("r3", "s2", 2, 40),
+        )
+    ]
+)
+
+
+async def check_recounted(store: Store) -> None:
+    """After migrating SCHEMA_3_DELETED_RUN: s1 counts its one run, s2 is unchanged."""
+    one, two = await store.get_session("s1"), await store.get_session("s2")
+    assert one is not None and (one.run_count, one.usage) == (1, Usage(40, 4, 1))
+    assert two is not None and (two.run_count, two.usage) == (2, Usage(140, 14, 2))

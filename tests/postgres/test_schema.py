@@ -8,13 +8,13 @@ import psycopg
 import pytest
 
 from tether.core.errors import SchemaTooNew, StoreUnavailable, UsageError
-from tether.core.usage import Usage
 from tether.store.factory import migrate_store, open_store
 from tether.store.migrate import load_migrations
 from tether.store.postgres.database import PostgresDatabase
 from tether.store.sql.queries import load_queries
 
 from ..pg import Databases
+from ..support import SCHEMA_3_DELETED_RUN, check_recounted
 from .helpers import run, sql
 
 pytestmark = pytest.mark.postgres
@@ -108,32 +108,13 @@ def test_version_four_recounts_sessions_whose_runs_were_deleted_before_it(pg: Da
                 "INSERT INTO schema_version (version, name) VALUES (%s, %s)",
                 (migration.version, migration.name),
             )
-        # s1 had two runs (100 + 40 tokens) and lost one to a delete; s2 still has both
-        for sid in ("s1", "s2"):
-            conn.execute(
-                "INSERT INTO sessions (id, owner, status, created_at, updated_at,"
-                " last_activity_at, run_count, input_tokens, output_tokens, model_requests)"
-                " VALUES (%s, 'local', 'active', 0, 0, 0, 2, 140, 14, 2)",
-                (sid,),
-            )
-        for rid, sid, seq, tokens in (
-            ("r1", "s1", 2, 40),
-            ("r2", "s2", 1, 100),
-            ("r3", "s2", 2, 40),
-        ):
-            conn.execute(
-                "INSERT INTO runs (id, session_id, owner, seq, agent, goal, status, created_at,"
-                " updated_at, input_tokens, output_tokens, model_requests)"
-                " VALUES (%s, %s, 'local', %s, 'echo', 'g', 'completed', 0, 0, %s, %s, 1)",
-                (rid, sid, seq, tokens, tokens // 10),
-            )
+        for statement in SCHEMA_3_DELETED_RUN:
+            conn.execute(statement)
 
     async def check() -> None:
         store = open_store(url)
         try:
-            one, two = await store.get_session("s1"), await store.get_session("s2")
-            assert one is not None and (one.run_count, one.usage) == (1, Usage(40, 4, 1))
-            assert two is not None and (two.run_count, two.usage) == (2, Usage(140, 14, 2))
+            await check_recounted(store)
         finally:
             await store.close()
 

@@ -11,13 +11,12 @@ import pytest
 from tether.core.clock import ManualClock
 from tether.core.errors import SchemaTooNew, StoreError
 from tether.core.memory import MemoryScope
-from tether.core.usage import Usage
 from tether.store.factory import open_store
 from tether.store.migrate import load_migrations
 from tether.store.sqlite.database import _statements
 from tether.store.sqlite.store import SqliteStore
 
-from ..support import Factory
+from ..support import SCHEMA_3_DELETED_RUN, Factory, check_recounted
 
 MIGRATIONS = load_migrations("tether.store.sqlite")
 LATEST = MIGRATIONS[-1].version
@@ -192,26 +191,10 @@ async def test_version_four_recounts_sessions_whose_runs_were_deleted_before_it(
                 "INSERT INTO schema_version VALUES (?, ?, 'then')",
                 (migration.version, migration.name),
             )
-        # two sessions that each had two runs (100 + 40 tokens); one of s1's runs was deleted
-        for sid in ("s1", "s2"):
-            conn.execute(
-                "INSERT INTO sessions (id, owner, status, created_at, updated_at,"
-                " last_activity_at, run_count, input_tokens, output_tokens, model_requests)"
-                " VALUES (?, 'local', 'active', 0, 0, 0, 2, 140, 14, 2)",
-                (sid,),
-            )
-        runs = [("r1", "s1", 2, 40), ("r2", "s2", 1, 100), ("r3", "s2", 2, 40)]
-        for rid, sid, seq, tokens in runs:
-            conn.execute(
-                "INSERT INTO runs (id, session_id, owner, seq, agent, goal, status, created_at,"
-                " updated_at, input_tokens, output_tokens, model_requests)"
-                " VALUES (?, ?, 'local', ?, 'echo', 'g', 'completed', 0, 0, ?, ?, 1)",
-                (rid, sid, seq, tokens, tokens // 10),
-            )
+        for statement in SCHEMA_3_DELETED_RUN:
+            conn.execute(statement)
     store = SqliteStore(path)
     try:
-        one, two = await store.get_session("s1"), await store.get_session("s2")
-        assert one is not None and (one.run_count, one.usage) == (1, Usage(40, 4, 1))
-        assert two is not None and (two.run_count, two.usage) == (2, Usage(140, 14, 2))
+        await check_recounted(store)
     finally:
         await store.close()
