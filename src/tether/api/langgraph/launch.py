@@ -15,6 +15,7 @@ from tether.api.langgraph.options import (
     one_of,
     opt_bool,
     opt_dict,
+    opt_str,
     refuse,
     stream_modes,
 )
@@ -94,9 +95,7 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         if request.get(key) not in (None, [], ""):
             raise refuse(f"body.{key}", why)
     check_keys("body", request, ACCEPTED | set(REFUSED))
-    assistant_id = request.get("assistant_id")
-    if assistant_id is not None and not isinstance(assistant_id, str):
-        raise UsageError("body.assistant_id must be a string: an agent name (or its assistant id)")
+    assistant_id = opt_str(request, "assistant_id")
     if not assistant_id:
         raise UsageError("body.assistant_id is required: an agent name (or its assistant id)")
     agent = resolve(agents, assistant_id)
