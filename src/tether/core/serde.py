@@ -66,7 +66,7 @@ def _converter(cls: type) -> Callable[[Any], Any]:
 
 
 def _enum_value(value: Enum) -> Any:
-    return value.value
+    return value._value_  # the attribute behind .value, without its descriptor
 
 
 def _sequence(value: list[Any] | tuple[Any, ...]) -> list[Any]:

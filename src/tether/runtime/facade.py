@@ -22,7 +22,7 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import RunHandle, SessionHandle, _all_pages
-from tether.runtime.loop_thread import LoopThread
+from tether.runtime.loop_thread import CallerLoops, LoopThread
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -40,9 +40,14 @@ class Tether:
     def __init__(self, backend: Backend, worker: Worker | None = None) -> None:
         self.backend = backend
         self._loop = LoopThread()
+        # Calls on a store usable from any loop run in the caller's thread (no thread hop);
+        # the worker and streams stay on the loop thread.
+        self._here = (
+            CallerLoops() if isinstance(backend, Service) and backend.store.any_loop else None
+        )
         self._worker = worker
         if worker is not None:
-            self._call(self._start_worker(worker))
+            self._loop.call(self._start_worker(worker))
             # A program that ends without close() must not leave its claimed runs "running"
             # until a lease expires: they go back to the queue at once. (Not in a forked
             # child: the loop thread running the worker stayed in the parent.)
@@ -62,6 +67,8 @@ class Tether:
         worker.start()
 
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._here is not None and self._here.usable():
+            return self._here.call(coro)
         return self._loop.call(coro)
 
     def stream_events(
@@ -90,9 +97,11 @@ class Tether:
             return
         if self._worker is not None:
             atexit.unregister(self._close_at_exit)
-            self._call(self._worker.stop(grace))
-        self._call(self.backend.close())
+            self._loop.call(self._worker.stop(grace))
+        self._loop.call(self.backend.close())
         self._loop.stop()
+        if self._here is not None:
+            self._here.close()
 
     def _close_at_exit(self) -> None:
         if os.getpid() != self._pid:

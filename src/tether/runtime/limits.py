@@ -119,7 +119,7 @@ def json_value(value: Any) -> Any:
 
 
 def mapping(name: str, value: Any) -> dict[str, Any]:
-    if value is None:
+    if value is None or (type(value) is dict and not value):
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise UsageError(f"{name} must be a JSON object")

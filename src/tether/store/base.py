@@ -50,6 +50,9 @@ class Store(Protocol):
     changes: ChangeFeed
     #: Where the data lives, for messages (never includes a password).
     location: str
+    #: True when calls may be awaited on any event loop, from any thread (so a synchronous
+    #: program can run them where it stands); False when they belong to one loop.
+    any_loop: bool
 
     async def close(self) -> None:
         """Release connections; the store is unusable afterwards."""

@@ -130,6 +130,9 @@ class _Tx:
 class PostgresDatabase:
     """A tether database in PostgreSQL, shared by any number of processes and machines."""
 
+    #: The pool and the listener belong to the event loop that opened them.
+    any_loop = False
+
     def __init__(self, url: str, *, migrate: bool = True) -> None:
         self._conninfo, options = _split_url(url)
         self.location = redact_url(url)

@@ -12,7 +12,7 @@ from tether.core.session import Session
 from tether.core.status import SessionStatus, StepStatus
 from tether.core.step import StepKind
 from tether.store.changes import RUNS_TOPIC, ChangeFeed, run_topic, session_topic
-from tether.store.sql.database import Database, Tx
+from tether.store.sql.database import Database, Row, Tx
 from tether.store.sql.rows import error_data, run_from_row, session_from_row, step_from_row, to_us
 
 
@@ -25,6 +25,7 @@ class SqlBase:
         self.database: Database = db
         self.changes: ChangeFeed = db.changes
         self.location: str = db.location
+        self.any_loop: bool = db.any_loop
 
     def _j(self, value: Any) -> Any:
         """value as a JSON column parameter; UsageError when it is not JSON (NaN included)."""
@@ -76,8 +77,9 @@ class SqlBase:
         now: datetime,
         add_messages: int = 0,
         add_runs: int = 0,
-    ) -> dict[str, Any]:
-        """Record activity on an active session; raise why not if it is not active."""
+    ) -> Row:
+        """Record activity on an active session; raise why not if it is not active (the row:
+        owner, message_count, run_count)."""
         row = await tx.one(
             "touch_active_session",
             id=session_id,
@@ -88,7 +90,7 @@ class SqlBase:
         )
         if row is None:
             await self._refuse(tx, session_id, owner=owner, now=now)
-        return dict(row)
+        return row
 
     async def _refuse(
         self, tx: Tx, session_id: str, *, owner: str | None, now: datetime

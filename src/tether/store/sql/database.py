@@ -43,6 +43,9 @@ class Database(Protocol):
 
     changes: ChangeFeed
     location: str
+    #: True when calls may be awaited on any event loop, from any thread; False when the
+    #: connections belong to the loop that opened them.
+    any_loop: bool
 
     def write(self) -> AbstractAsyncContextManager[Tx]:
         """A write transaction: serialised with other writers, committed on exit."""

@@ -133,6 +133,9 @@ class _Read:
 class SqliteDatabase:
     """A tether database in one SQLite file (or in memory, for tests)."""
 
+    #: One connection under a thread lock: usable from any thread and any event loop.
+    any_loop = True
+
     def __init__(
         self, path: str | Path, *, durability: Durability = "normal", migrate: bool = True
     ) -> None:
