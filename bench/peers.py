@@ -12,10 +12,11 @@ folder, at its own default durability (shown) — plus tether at ``full``, the p
 * **1,000 sessions**: list them (one call, or the pages it takes), and fetch one by id.
 
 Each figure is a median, and each is also given as a ratio to the matching bare ``sqlite3``
-operation on a plain table with the same keys (text id, unique ``(session_id, seq)``): an
-``INSERT`` + ``COMMIT`` at the same ``synchronous`` level as the system (append), an indexed
-``SELECT`` of the same rows (reads). Operations of all systems alternate call by call, so a
-busy machine slows every row alike.
+operation on plain tables: messages with the keys tether's have (text id, unique
+``(session_id, seq)``), sessions with the columns tether's have and an index by owner and
+activity. The bare append is an ``INSERT`` + ``COMMIT`` at the same ``synchronous`` level as the
+system; the bare reads are indexed ``SELECT`` statements of the same rows, returned as tuples.
+Operations of all systems alternate call by call, so a busy machine slows every row alike.
 
 Rows: the bare baselines; tether's store (``SqliteStore``, awaited on its loop), tether's
 library (``tether.open``: ``session.messages.add`` …) at ``normal`` and ``full``; the OpenAI
@@ -172,9 +173,14 @@ class Bare(System):
             "CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,"
             " seq INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL,"
             " metadata TEXT NOT NULL, created_at INTEGER NOT NULL, UNIQUE (session_id, seq));"
+            # The columns a session row of tether has, so a listing reads as much.
             "CREATE TABLE sessions (id TEXT PRIMARY KEY, owner TEXT NOT NULL, title TEXT,"
-            " status TEXT NOT NULL, metadata TEXT NOT NULL, created_at INTEGER NOT NULL,"
-            " last_activity_at INTEGER NOT NULL);"
+            " status TEXT NOT NULL, metadata TEXT NOT NULL, context TEXT NOT NULL,"
+            " ttl_seconds INTEGER, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+            " last_activity_at INTEGER NOT NULL, closed_at INTEGER,"
+            " run_count INTEGER NOT NULL DEFAULT 0, message_count INTEGER NOT NULL DEFAULT 0,"
+            " input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0,"
+            " model_requests INTEGER NOT NULL DEFAULT 0, deleted_runs INTEGER NOT NULL DEFAULT 0);"
             "CREATE INDEX sessions_by_activity ON sessions (owner, last_activity_at DESC, id DESC);"
         )
         self.seq: dict[str, int] = {}
@@ -222,8 +228,10 @@ class Bare(System):
     def new_session(self, key: str) -> str:
         now = time.time_ns() // 1000
         self.conn.execute(
-            "INSERT INTO sessions VALUES (?, ?, 'a session', 'active', '{}', ?, ?)",
-            (key, OWNER, now, now),
+            "INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds,"
+            " created_at, updated_at, last_activity_at)"
+            " VALUES (?, ?, 'a session', 'active', '{}', '{}', 2592000, ?, ?, ?)",
+            (key, OWNER, now, now, now),
         )
         return key
 

@@ -10,7 +10,6 @@ awaited instead of blocking — for programs that already run an event loop.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
+from tether.runtime.handles import field_values, page_size
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -38,7 +38,7 @@ H = TypeVar("H")
 
 
 def _bind(cls: type[H], record: Any, tt: AsyncTether) -> H:
-    handle = cls(**{f.name: getattr(record, f.name) for f in dataclasses.fields(record)})
+    handle = cls(*field_values(record))
     object.__setattr__(handle, "_tt", tt)
     return handle
 
@@ -145,7 +145,9 @@ class AsyncSessions:
         backend = self._tt.backend
 
         async def fetch(cursor: str | None) -> Any:
-            return await backend.list_sessions(status=status, query=query, limit=100, cursor=cursor)
+            return await backend.list_sessions(
+                status=status, query=query, limit=page_size(limit), cursor=cursor
+            )
 
         return [_bind(AsyncSessionHandle, s, self._tt) for s in await _all_pages(fetch, limit)]
 

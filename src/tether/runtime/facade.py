@@ -21,7 +21,7 @@ from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
-from tether.runtime.handles import RunHandle, SessionHandle, _all_pages
+from tether.runtime.handles import RunHandle, SessionHandle, _all_pages, page_size
 from tether.runtime.loop_thread import CallerLoops, LoopThread
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
@@ -191,7 +191,9 @@ class Sessions:
 
         def fetch(cursor: str | None) -> Page[Session]:
             return self._tt._call(
-                backend.list_sessions(status=status, query=query, limit=100, cursor=cursor)
+                backend.list_sessions(
+                    status=status, query=query, limit=page_size(limit), cursor=cursor
+                )
             )
 
         return [SessionHandle.bind(s, self._tt) for s in _all_pages(fetch, limit)]

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
     from tether.runtime.facade import Tether
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from tether.core.event import Event
@@ -23,16 +24,35 @@ from tether.core.run import IfBusy, Run
 from tether.core.session import Session
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import Step
+from tether.runtime import limits
 from tether.runtime.memory_views import RunMemory, SessionMemory
 from tether.store.base import UNSET, Unset
 
 T = TypeVar("T")
 
 
+#: Per record type, a getter of all its fields in order (a handle has the same fields).
+_FIELDS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def field_values(record: Any) -> tuple[Any, ...]:
+    """Every field of a record, in order: the arguments that build its handle."""
+    fields = _FIELDS.get(type(record))
+    if fields is None:
+        names = [f.name for f in dataclasses.fields(record)]
+        fields = _FIELDS[type(record)] = attrgetter(*names)
+    return fields(record)
+
+
 def _bind(cls: type[Any], record: Any, tt: Tether) -> Any:
-    handle = cls(**{f.name: getattr(record, f.name) for f in dataclasses.fields(record)})
+    handle = cls(*field_values(record))
     object.__setattr__(handle, "_tt", tt)
     return handle
+
+
+def page_size(limit: int | None) -> int:
+    """Items to ask for per page when at most limit are wanted (None = all)."""
+    return limits.MAX_PAGE if limit is None else max(1, min(limit, limits.MAX_PAGE))
 
 
 def _all_pages(fetch: Any, limit: int | None) -> list[Any]:
