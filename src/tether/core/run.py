@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from tether.core.serde import to_data
 from tether.core.status import RUN_ACTIVE, RUN_TERMINAL, RunStatus
 from tether.core.usage import ZERO_USAGE, Usage
 
@@ -87,3 +88,91 @@ class Run:
         if self.started_at is None or self.ended_at is None:
             return None
         return (self.ended_at - self.started_at).total_seconds()
+
+    def summary(self) -> RunSummary:
+        """What a run event says about the run."""
+        return RunSummary(
+            id=self.id,
+            session_id=self.session_id,
+            seq=self.seq,
+            agent=self.agent,
+            goal=self.goal,
+            status=self.status,
+            attempt=self.attempt,
+            created_at=self.created_at,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            worker_id=self.worker_id,
+            error=self.error,
+            output=self.output,
+            usage=self.usage,
+            waiting_for=self.waiting_for,
+        )
+
+
+class Activity(StrEnum):
+    """What a session's runs are doing, as a search can filter on it."""
+
+    IDLE = "idle"  #: nothing unfinished, and the newest run (if any) did not fail
+    BUSY = "busy"  #: a run is running, or ready with none waiting
+    WAITING = "waiting"  #: a run waits for a person
+    ERROR = "error"  #: nothing unfinished, and the newest run failed or timed out
+
+
+@dataclass(frozen=True, slots=True)
+class RunActivity:
+    """A session's runs that tell what it is doing (read without their contexts)."""
+
+    running: Run | None = None
+    waiting: Run | None = None
+    #: The next ready run (the lowest seq).
+    ready: Run | None = None
+    #: The newest run.
+    last: Run | None = None
+
+    @property
+    def activity(self) -> Activity:
+        if self.running is not None:
+            return Activity.BUSY
+        if self.waiting is not None:
+            return Activity.WAITING
+        if self.ready is not None:
+            return Activity.BUSY
+        if self.last is not None and self.last.status in (RunStatus.FAILED, RunStatus.TIMED_OUT):
+            return Activity.ERROR
+        return Activity.IDLE
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """A run as its events carry it (``event.data["run"]``): who it is, where it stands and
+    how it ended. Not its input, metadata or the context it started from: read the run for
+    those. In an event's data, fields without a value (None, no usage) are left out."""
+
+    id: str
+    session_id: str
+    seq: int
+    agent: str
+    goal: str
+    status: RunStatus
+    attempt: int = 1
+    created_at: datetime | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    #: The worker holding the run, while it executes.
+    worker_id: str | None = None
+    error: ErrorInfo | None = None
+    output: Any = None
+    usage: Usage = ZERO_USAGE
+    waiting_for: dict[str, Any] | None = None
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in RUN_TERMINAL
+
+    def data(self) -> dict[str, Any]:
+        """The summary as event data: JSON-ready, without the fields that have no value."""
+        out: dict[str, Any] = to_data(self)
+        if self.usage.is_zero():
+            del out["usage"]
+        return {name: value for name, value in out.items() if value is not None}

@@ -18,6 +18,7 @@ MAX_OWNER = 256
 MAX_CONTENT = 1_000_000
 MAX_JSON = 1_000_000
 MAX_PAGE = 1000
+MAX_OFFSET = 2**62
 MAX_SECONDS = 366 * 24 * 3600
 
 
@@ -98,6 +99,12 @@ def positive_int(name: str, value: Any, maximum: int) -> int:
 
 def page_size(value: Any) -> int:
     return positive_int("limit", value, MAX_PAGE)
+
+
+def offset(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_OFFSET:
+        raise UsageError(f"offset must be a whole number from 0 to {MAX_OFFSET}")
+    return value
 
 
 def key(name: str, value: Any) -> str | None:

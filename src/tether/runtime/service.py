@@ -19,7 +19,7 @@ from tether.core.ids import is_id, new_id
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.page import Page
-from tether.core.run import IfBusy, Run
+from tether.core.run import Activity, IfBusy, Run, RunActivity
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
 from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
@@ -28,7 +28,7 @@ from tether.runtime.agent import AgentRegistry, default_registry
 from tether.runtime.context_assembly import assemble_context
 from tether.runtime.executor import ModelResolver
 from tether.runtime.settings import RuntimeSettings
-from tether.store.base import UNSET, Store, Unset
+from tether.store.base import UNSET, SessionSort, Store, Unset
 from tether.store.changes import run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 
@@ -169,6 +169,67 @@ class Service:
             if len(batch) < limit:
                 return swept
 
+    async def search_sessions(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ids: Sequence[str] | None = None,
+        activity: Activity | str | None = None,
+        sort: SessionSort = "created_at",
+        descending: bool = True,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[Session]:
+        """The owner's sessions whose metadata and context have the given top-level values,
+        among ids (when given), whose runs are doing `activity`; sorted by `sort` and paged by
+        limit and offset in the database (only the page is read)."""
+        now = self.clock.now()
+        found = await self.store.search_sessions(
+            owner=self.owner,
+            **self._search(metadata, context, ids, activity),
+            sort=_sort(sort),
+            descending=bool(descending),
+            limit=limits.page_size(limit),
+            offset=limits.offset(offset),
+        )
+        return [s.as_of(now) for s in found]
+
+    async def count_sessions(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ids: Sequence[str] | None = None,
+        activity: Activity | str | None = None,
+    ) -> int:
+        """How many sessions search_sessions finds, counted by the database."""
+        return await self.store.count_sessions(
+            owner=self.owner, **self._search(metadata, context, ids, activity)
+        )
+
+    def _search(
+        self,
+        metadata: dict[str, Any] | None,
+        context: dict[str, Any] | None,
+        ids: Sequence[str] | None,
+        activity: Activity | str | None,
+    ) -> dict[str, Any]:
+        if ids is not None and not all(isinstance(i, str) for i in ids):
+            raise UsageError("ids must be session ids")
+        return {
+            "metadata": limits.mapping("metadata", metadata) or None,
+            "context": limits.mapping("context", context) or None,
+            "ids": None if ids is None else list(ids),
+            "activity": limits.enum(Activity, activity, "activity"),
+        }
+
+    async def run_activity(self, session_ids: Sequence[str]) -> dict[str, RunActivity]:
+        """What the runs of each of the owner's sessions given are doing, in one read (without
+        run contexts); a session without runs, or not the owner's, is idle."""
+        found = await self.store.run_activity(list(session_ids), owner=self.owner)
+        return {sid: found.get(sid, _NO_RUNS) for sid in session_ids}
+
     # -- messages ------------------------------------------------------------------------------
 
     async def add_message(
@@ -199,6 +260,20 @@ class Service:
         rows = await self.store.list_messages(session_id, limit=size + 1, after_seq=after)
         data = rows[:size]
         return Page(data, encode_cursor(data[-1].seq) if len(rows) > size else None)
+
+    async def conversation(self, session_id: str, *, after_seq: int = 0) -> list[Message]:
+        """Every message of the session after after_seq, oldest first: one owner check, then
+        the store's pages."""
+        await self.get_session(session_id)
+        found: list[Message] = []
+        while True:
+            rows = await self.store.list_messages(
+                session_id, limit=limits.MAX_PAGE, after_seq=after_seq
+            )
+            found.extend(rows)
+            if len(rows) < limits.MAX_PAGE:
+                return found
+            after_seq = rows[-1].seq
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -282,8 +357,10 @@ class Service:
         limit: int = 50,
         cursor: str | None = None,
         newest_first: bool = False,
+        with_context: bool = True,
     ) -> Page[Run]:
-        """The session's runs by seq (Run 1, 2, 3 …)."""
+        """The session's runs by seq (Run 1, 2, 3 …); with_context=False leaves their
+        assembled contexts unread (None)."""
         await self.get_session(session_id)
         return await self.store.list_runs(
             session_id=session_id,
@@ -291,6 +368,7 @@ class Service:
             limit=limits.page_size(limit),
             cursor=cursor,
             newest_first=newest_first,
+            with_context=with_context,
         )
 
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run:
@@ -562,6 +640,17 @@ class Service:
             await self.get_session(session_id)
         else:
             await self._run_without_context(run_id or "")
+
+
+_NO_RUNS = RunActivity()
+_SORTS: tuple[SessionSort, ...] = ("created_at", "updated_at", "activity_at", "id", "activity")
+
+
+def _sort(value: Any) -> SessionSort:
+    for sort in _SORTS:
+        if value == sort:
+            return sort
+    raise UsageError(f"sort must be one of {', '.join(_SORTS)} (got {value!r})")
 
 
 def _found(item: MemoryItem | None, key: str) -> MemoryItem:

@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from tether.core.api_key import ApiKey
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.page import Page
-from tether.core.run import ErrorInfo, IfBusy, Run
+from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
@@ -40,6 +40,10 @@ class _Unset(Enum):
 #: "Leave this field as it is" in partial updates (None is a value).
 UNSET: Final = _Unset.UNSET
 Unset = _Unset
+
+#: What search_sessions sorts by: creation, last change (max of updated_at and
+#: last_activity_at), last activity, id, or activity (idle, busy, waiting, error as text).
+SessionSort = Literal["created_at", "updated_at", "activity_at", "id", "activity"]
 
 
 @runtime_checkable
@@ -81,6 +85,34 @@ class Store(Protocol):
     ) -> Page[Session]:
         """Sessions of owner, newest activity first; status is judged as of now (exact expiry);
         query matches title or metadata text; metadata matches top-level keys exactly."""
+
+    async def search_sessions(
+        self,
+        *,
+        owner: str,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ids: Sequence[str] | None = None,
+        activity: Activity | None = None,
+        sort: SessionSort = "created_at",
+        descending: bool = True,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[Session]:
+        """Sessions of owner whose metadata and context match the given top-level keys exactly,
+        among ids (when given), whose runs are doing `activity`; sorted by `sort` (ties by id,
+        in the same direction) and paged by limit and offset, all in the database."""
+
+    async def count_sessions(
+        self,
+        *,
+        owner: str,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ids: Sequence[str] | None = None,
+        activity: Activity | None = None,
+    ) -> int:
+        """How many sessions search_sessions would find with no page."""
 
     async def update_session(
         self,
@@ -170,6 +202,12 @@ class Store(Protocol):
         with_context: bool = True,
     ) -> Page[Run]:
         """Runs of a session by seq; ``with_context=False`` as in get_run."""
+
+    async def run_activity(
+        self, session_ids: Sequence[str], *, owner: str
+    ) -> dict[str, RunActivity]:
+        """For each of owner's sessions given that has runs: its running, waiting and next
+        ready run and its newest run, without contexts, in one read."""
 
     async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
         """Atomically take the oldest startable run and lease it to worker_id (+ run.started).

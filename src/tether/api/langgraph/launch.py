@@ -221,7 +221,7 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
         return await _resume_waiting(svc, thread_id, req.resume)
     field = "body.input.messages"
     messages = input_messages((req.input or {}).get("messages"), field, "input")
-    messages = await unseen(svc.store, thread_id, messages, field)
+    messages = await unseen(svc, thread_id, messages, field)
     cut_off: list[str] = []
     if req.multitask == "rollback":
         for status in RUN_UNFINISHED:

@@ -55,7 +55,7 @@ async def result_of(svc: Service, run: Run) -> dict[str, Any]:
     if run.status in (RunStatus.FAILED, RunStatus.TIMED_OUT):
         return {"__error__": run_error(run)}
     session = await svc.get_session(run.session_id)
-    conversation = Conversation(svc.store, run.session_id)
+    conversation = Conversation(svc, run.session_id)
     if run.status is RunStatus.WAITING:
         values = values_of(session.context, await conversation.as_of())
         return {**values, "__interrupt__": [interrupt_of(run)]}
@@ -259,7 +259,7 @@ async def cancel_run(
     if not wait:
         return Response(status_code=202)
     if action == "rollback":
-        return JSONResponse(await current_values(svc.store, await svc.get_session(thread_id)))
+        return JSONResponse(await current_values(svc, await svc.get_session(thread_id)))
     return JSONResponse(await result_of(svc, run))
 
 

@@ -13,7 +13,7 @@ from tether.core.clock import to_iso
 from tether.core.errors import UsageError
 from tether.core.memory import MemoryItem
 from tether.core.message import Message, Role
-from tether.core.run import IfBusy, Run
+from tether.core.run import IfBusy, Run, RunSummary
 from tether.core.status import RunStatus
 from tether.runtime import limits
 
@@ -166,7 +166,7 @@ def lg_info(run: Run) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
-def run_error(run: Run) -> dict[str, str] | None:
+def run_error(run: Run | RunSummary) -> dict[str, str] | None:
     if run.error is None:
         if run.status is RunStatus.TIMED_OUT:
             return {"error": "TimeoutError", "message": "the run timed out"}
@@ -214,7 +214,7 @@ def run_dict(run: Run) -> dict[str, Any]:
     }
 
 
-def interrupt_of(run: Run) -> dict[str, Any]:
+def interrupt_of(run: Run | RunSummary) -> dict[str, Any]:
     """What a waiting run waits for, as a LangGraph Interrupt: its prompt (or, for an approval,
     everything it asks about) as the value; the waiting step's id as the interrupt id."""
     waiting = dict(run.waiting_for or {})

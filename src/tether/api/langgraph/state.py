@@ -27,12 +27,11 @@ from tether.api.langgraph.shapes import (
 from tether.core.clock import to_iso
 from tether.core.event import Event
 from tether.core.message import Message, Role
-from tether.core.run import Run
+from tether.core.run import Activity, Run, RunActivity, RunSummary
 from tether.core.serde import from_data
 from tether.core.session import Session
-from tether.core.status import RunStatus
 from tether.core.step import Step
-from tether.store.base import Store
+from tether.runtime.service import Service
 
 _PAGE = 1000
 _CHECKPOINT_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:tether:langgraph:checkpoint")
@@ -40,24 +39,19 @@ _STEP_ENDS = frozenset({"step.completed", "step.failed", "step.in_doubt"})
 
 
 class Conversation:
-    """A session's messages, read incrementally, as of any moment."""
+    """A session's messages, read incrementally (through the service), as of any moment."""
 
-    def __init__(self, store: Store, session_id: str) -> None:
-        self._store = store
+    def __init__(self, svc: Service, session_id: str) -> None:
+        self._svc = svc
         self._session_id = session_id
         self._last = 0
         self.messages: list[Message] = []
 
     async def refresh(self) -> None:
-        while True:
-            rows = await self._store.list_messages(
-                self._session_id, limit=_PAGE, after_seq=self._last
-            )
-            self.messages.extend(rows)
-            if rows:
-                self._last = rows[-1].seq
-            if len(rows) < _PAGE:
-                return
+        rows = await self._svc.conversation(self._session_id, after_seq=self._last)
+        self.messages.extend(rows)
+        if rows:
+            self._last = rows[-1].seq
 
     async def as_of(self, moment: datetime | None = None) -> list[Message]:
         await self.refresh()
@@ -72,22 +66,20 @@ def values_of(context: dict[str, Any], messages: list[Message]) -> dict[str, Any
     return values
 
 
-async def current_values(store: Store, session: Session) -> dict[str, Any]:
-    return values_of(session.context, await Conversation(store, session.id).as_of())
+async def current_values(svc: Service, session: Session) -> dict[str, Any]:
+    return values_of(session.context, await svc.conversation(session.id))
 
 
 async def unseen(
-    store: Store, session_id: str, messages: list[tuple[Role, str, dict[str, Any]]], field: str
+    svc: Service, session_id: str, messages: list[tuple[Role, str, dict[str, Any]]], field: str
 ) -> list[tuple[Role, str, dict[str, Any]]]:
     """The messages not yet in the conversation. A message whose id is already there with the
     same role and content is left out (sending the whole conversation again is harmless); one
     that would replace it is refused, since the conversation is append-only."""
     if not any(metadata[LG_KEY].get("id") for _, _, metadata in messages):
         return messages
-    conversation = Conversation(store, session_id)
-    await conversation.refresh()
     known: dict[str, Message] = {}
-    for message in conversation.messages:
+    for message in await svc.conversation(session_id):
         known[message.id] = message
         given = lg_extra(message).get("id")
         if isinstance(given, str):
@@ -110,59 +102,32 @@ async def unseen(
 # -- status -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Activity:
-    """What a thread's runs are doing: the one running, waiting or queued, and the newest."""
-
-    running: Run | None
-    waiting: Run | None
-    ready: Run | None
-    last: Run | None
-
-    @property
-    def status(self) -> str:
-        if self.running is not None:
-            return "busy"
-        if self.waiting is not None:
-            return "interrupted"
-        if self.ready is not None:
-            return "busy"
-        if self.last is not None and self.last.status in (RunStatus.FAILED, RunStatus.TIMED_OUT):
-            return "error"
-        return "idle"
-
-    @property
-    def interrupts(self) -> dict[str, list[dict[str, Any]]]:
-        if self.waiting is None:
-            return {}
-        return {self.waiting.id: [interrupt_of(self.waiting)]}
+#: LangGraph's name for each activity of a session's runs.
+THREAD_STATUS = {
+    Activity.IDLE: "idle",
+    Activity.BUSY: "busy",
+    Activity.WAITING: "interrupted",
+    Activity.ERROR: "error",
+}
 
 
-async def activity(store: Store, session_id: str) -> Activity:
-    async def first(status: RunStatus | None) -> Run | None:
-        page = await store.list_runs(
-            session_id=session_id, status=status, limit=1, newest_first=status is None
-        )
-        return page.data[0] if page.data else None
-
-    return Activity(
-        running=await first(RunStatus.RUNNING),
-        waiting=await first(RunStatus.WAITING),
-        ready=await first(RunStatus.READY),
-        last=await first(None),
-    )
+def interrupts(act: RunActivity) -> dict[str, list[dict[str, Any]]]:
+    """The interrupt of the run the thread waits on, by run id."""
+    if act.waiting is None:
+        return {}
+    return {act.waiting.id: [interrupt_of(act.waiting)]}
 
 
 def thread_dict(
     session: Session,
-    act: Activity,
+    act: RunActivity,
     values: dict[str, Any],
     *,
     include_ttl: bool = False,
 ) -> dict[str, Any]:
     """A session as LangGraph's Thread."""
     updated = max(session.updated_at, session.last_activity_at)
-    status = act.status
+    status = THREAD_STATUS[act.activity]
     thread: dict[str, Any] = {
         "thread_id": session.id,
         "created_at": to_iso(session.created_at),
@@ -171,7 +136,7 @@ def thread_dict(
         "metadata": session.metadata,
         "status": status,
         "values": values or None,
-        "interrupts": act.interrupts,
+        "interrupts": interrupts(act),
         "config": {},
         "error": run_error(act.last) if status == "error" and act.last is not None else None,
     }
@@ -202,7 +167,7 @@ class Checkpoint:
     context: dict[str, Any]
     run_id: str | None = None
     writes: dict[str, Any] | None = None
-    waiting: Run | None = None
+    waiting: Run | RunSummary | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -222,15 +187,16 @@ def step_update(step: Step, messages: list[Message]) -> dict[str, Any]:
     return update
 
 
-async def checkpoints(store: Store, session_id: str) -> list[Checkpoint]:
-    """Every checkpoint of the thread, oldest first."""
+async def checkpoints(svc: Service, session_id: str) -> list[Checkpoint]:
+    """Every checkpoint of the thread, oldest first (one pass over its event log; the inputs of
+    its runs, which run events do not carry, from one read of its runs)."""
     found: list[Checkpoint] = []
     context: dict[str, Any] = {}
     pending: dict[str, list[Message]] = defaultdict(list)
     steps: dict[str, int] = {}
     after = 0
     while True:
-        events = await store.list_events(session_id=session_id, after_id=after, limit=_PAGE)
+        events = await svc.list_events(session_id=session_id, after_id=after, limit=_PAGE)
         for event in events:
             after = event.id
             made = _checkpoint(event, context, pending, steps, found)
@@ -251,7 +217,24 @@ async def checkpoints(store: Store, session_id: str) -> list[Checkpoint]:
                         )
                     )
         if len(events) < _PAGE:
-            return found
+            break
+    starts = [c for c in found if c.source == "input"]
+    if starts:
+        inputs = await _run_inputs(svc, session_id)
+        for checkpoint in starts:
+            checkpoint.writes = {"__start__": inputs.get(checkpoint.run_id or "", {})}
+    return found
+
+
+async def _run_inputs(svc: Service, session_id: str) -> dict[str, dict[str, Any]]:
+    inputs: dict[str, dict[str, Any]] = {}
+    cursor = None
+    while True:
+        page = await svc.list_runs(session_id, limit=_PAGE, cursor=cursor, with_context=False)
+        inputs.update((run.id, run.input) for run in page.data)
+        cursor = page.next_cursor
+        if cursor is None:
+            return inputs
 
 
 def _next_step(found: list[Checkpoint]) -> int:
@@ -281,17 +264,15 @@ def _checkpoint(
         if is_run_output(message):
             pending[message.run_id].append(message)
         return None
-    if kind == "run.created":
-        run = from_data(Run, event.data["run"])
-        steps[run.id] = -1
+    if kind == "run.created" and event.run_id is not None:
+        steps[event.run_id] = -1
         return Checkpoint(
             id="",
             moment=event.created_at,
             source="input",
             step=-1,
             context=context,
-            run_id=run.id,
-            writes={"__start__": run.input},
+            run_id=event.run_id,
         )
     if kind in _STEP_ENDS and event.run_id is not None:
         step = from_data(Step, event.data["step"])
@@ -313,7 +294,7 @@ def _checkpoint(
             step=steps.get(event.run_id, -1) + 1,
             context=context,
             run_id=event.run_id,
-            waiting=from_data(Run, event.data["run"]),
+            waiting=from_data(RunSummary, event.data["run"]),
         )
     return None
 
@@ -329,12 +310,33 @@ def _ref(thread_id: str, checkpoint: Checkpoint | None) -> dict[str, Any] | None
     }
 
 
+def _checkpoint_ref(thread_id: str, checkpoint: Checkpoint | None) -> dict[str, Any]:
+    return _ref(thread_id, checkpoint) or {
+        "thread_id": thread_id,
+        "checkpoint_ns": "",
+        "checkpoint_id": None,
+    }
+
+
+def _metadata(thread_id: str, checkpoint: Checkpoint) -> dict[str, Any]:
+    metadata = {
+        "source": checkpoint.source,
+        "step": checkpoint.step,
+        "writes": checkpoint.writes,
+        "parents": {},
+        "thread_id": thread_id,
+    }
+    if checkpoint.run_id is not None:
+        metadata["run_id"] = checkpoint.run_id
+    return metadata
+
+
 def state_dict(
     thread_id: str,
     checkpoint: Checkpoint | None,
     parent: Checkpoint | None,
     values: dict[str, Any],
-    waiting: Run | None,
+    waiting: Run | RunSummary | None,
 ) -> dict[str, Any]:
     """LangGraph's ThreadState for one checkpoint (waiting: the run the thread waits on then)."""
     interrupts = [] if waiting is None else [interrupt_of(waiting)]
@@ -351,22 +353,11 @@ def state_dict(
         }
         for _ in interrupts
     ]
-    metadata: dict[str, Any] = {}
-    if checkpoint is not None:
-        metadata = {
-            "source": checkpoint.source,
-            "step": checkpoint.step,
-            "writes": checkpoint.writes,
-            "parents": {},
-            "thread_id": thread_id,
-        }
-        if checkpoint.run_id is not None:
-            metadata["run_id"] = checkpoint.run_id
+    metadata = {} if checkpoint is None else _metadata(thread_id, checkpoint)
     return {
         "values": values,
         "next": [name] if waiting else [],
-        "checkpoint": _ref(thread_id, checkpoint)
-        or {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": None},
+        "checkpoint": _checkpoint_ref(thread_id, checkpoint),
         "metadata": metadata,
         "created_at": None if checkpoint is None else to_iso(checkpoint.moment),
         "parent_checkpoint": _ref(thread_id, parent),
@@ -375,31 +366,59 @@ def state_dict(
     }
 
 
-async def states(store: Store, session: Session, now_waiting: Run | None) -> list[dict[str, Any]]:
-    """The thread's states, newest first; the newest is the current state (it carries the
-    interrupt of the run waiting now, if any). Never empty."""
-    found = await checkpoints(store, session.id)
-    conversation = Conversation(store, session.id)
-    await conversation.refresh()
-    if not found:
-        values = values_of(session.context, conversation.messages)
-        return [state_dict(session.id, None, None, values, now_waiting)]
-    out = []
-    for index in range(len(found) - 1, -1, -1):
-        checkpoint = found[index]
-        parent = found[index - 1] if index > 0 else None
-        messages = [m for m in conversation.messages if m.created_at <= checkpoint.moment]
-        waiting = now_waiting if index == len(found) - 1 else checkpoint.waiting
-        out.append(
-            state_dict(
-                session.id,
-                checkpoint,
-                parent,
-                values_of(checkpoint.context, messages),
-                waiting,
-            )
-        )
-    return out
+class States:
+    """A thread's states, newest first; the newest is the current state (it carries the
+    interrupt of the run waiting now, if any). Built one at a time: a caller that wants a page
+    of them, or one, pays for those only."""
+
+    def __init__(
+        self, session: Session, found: list[Checkpoint], messages: list[Message], now: Run | None
+    ) -> None:
+        self._session = session
+        self._found = found
+        self._messages = messages
+        self._now_waiting = now
+
+    @classmethod
+    async def of(cls, svc: Service, session: Session, now_waiting: Run | None) -> States:
+        found = await checkpoints(svc, session.id)
+        return cls(session, found, await svc.conversation(session.id), now_waiting)
+
+    def __len__(self) -> int:
+        return max(1, len(self._found))
+
+    def checkpoint_id(self, index: int) -> str | None:
+        """The checkpoint id of the index-th newest state (None: a thread with none yet)."""
+        return self._found[-1 - index].id if self._found else None
+
+    def checkpoint_ref(self, index: int) -> dict[str, Any]:
+        """The ``checkpoint`` of the index-th newest state."""
+        checkpoint = self._found[-1 - index] if self._found else None
+        return _checkpoint_ref(self._session.id, checkpoint)
+
+    def metadata_matches(self, index: int, wanted: dict[str, Any]) -> bool:
+        """True when the index-th newest state's metadata has wanted's values."""
+        if not wanted:
+            return True
+        if not self._found:
+            return False
+        checkpoint = self._found[-1 - index]
+        metadata = _metadata(self._session.id, checkpoint)
+        return all(metadata.get(k) == v for k, v in wanted.items())
+
+    def state(self, index: int) -> dict[str, Any]:
+        """The index-th newest state (0: the current one)."""
+        session = self._session
+        if not self._found:
+            values = values_of(session.context, self._messages)
+            return state_dict(session.id, None, None, values, self._now_waiting)
+        position = len(self._found) - 1 - index
+        checkpoint = self._found[position]
+        parent = self._found[position - 1] if position > 0 else None
+        messages = [m for m in self._messages if m.created_at <= checkpoint.moment]
+        waiting = self._now_waiting if index == 0 else checkpoint.waiting
+        values = values_of(checkpoint.context, messages)
+        return state_dict(session.id, checkpoint, parent, values, waiting)
 
 
 def select_fields(state: dict[str, Any], select: list[str] | None) -> dict[str, Any]:

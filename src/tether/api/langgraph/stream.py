@@ -35,7 +35,7 @@ from tether.api.langgraph.state import Conversation, step_update, values_of
 from tether.core.errors import InvalidTransition, NotFound, UsageError
 from tether.core.event import Event
 from tether.core.message import Message
-from tether.core.run import Run
+from tether.core.run import Run, RunSummary
 from tether.core.serde import from_data
 from tether.core.status import RunStatus
 from tether.core.step import Step
@@ -90,7 +90,7 @@ class _Translator:
         self.svc = svc
         self.run = run
         self.modes = modes
-        self.conversation = Conversation(svc.store, run.session_id)
+        self.conversation = Conversation(svc, run.session_id)
         self.context: dict[str, Any] | None = None
         self.pending: list[Message] = []
 
@@ -132,14 +132,14 @@ class _Translator:
                 out.append(("values", await self.values_at(event)))
             self.pending = []
         elif kind == "run.waiting":
-            interrupt = interrupt_of(from_data(Run, event.data["run"]))
+            interrupt = interrupt_of(from_data(RunSummary, event.data["run"]))
             if "updates" in modes:
                 out.append(("updates", {"__interrupt__": [interrupt]}))
             if "values" in modes:
                 values = await self.values_at(event)
                 out.append(("values", {**values, "__interrupt__": [interrupt]}))
         elif kind in ("run.failed", "run.timed_out"):
-            error = run_error(from_data(Run, event.data["run"]))
+            error = run_error(from_data(RunSummary, event.data["run"]))
             out.append(("error", error or {"error": "Error", "message": "the run failed"}))
         return out
 

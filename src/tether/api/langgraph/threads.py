@@ -21,17 +21,18 @@ from tether.api.langgraph.options import (
 )
 from tether.api.langgraph.shapes import LG_KEY, input_messages
 from tether.api.langgraph.state import (
-    activity,
+    THREAD_STATUS,
+    States,
     current_values,
     select_fields,
-    states,
     thread_dict,
     unseen,
+    values_of,
 )
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.session import Session
 from tether.runtime.service import Service
-from tether.store.base import UNSET
+from tether.store.base import UNSET, SessionSort
 
 router = APIRouter(tags=["langgraph"], include_in_schema=False)
 
@@ -48,16 +49,41 @@ _THREAD_FIELDS = (
     "config",
     "error",
 )
-_SORTS = ("thread_id", "status", "created_at", "updated_at", "state_updated_at")
+#: LangGraph's sort keys, as the service's.
+_SORTS: dict[str, SessionSort] = {
+    "thread_id": "id",
+    "status": "activity",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "state_updated_at": "activity_at",
+}
+#: LangGraph's thread statuses, as what the service says a session's runs are doing.
+_STATUSES = {name: activity for activity, name in THREAD_STATUS.items()}
 
 
 async def _thread(svc: Service, session: Session, *, include_ttl: bool = False) -> dict[str, Any]:
     return thread_dict(
         session,
-        await activity(svc.store, session.id),
-        await current_values(svc.store, session),
+        (await svc.run_activity([session.id]))[session.id],
+        await current_values(svc, session),
         include_ttl=include_ttl,
     )
+
+
+async def _threads(
+    svc: Service, sessions: list[Session], *, with_values: bool = True
+) -> list[dict[str, Any]]:
+    """Threads of sessions: their runs' activity in one read, their conversations only when
+    their values are wanted."""
+    activity = await svc.run_activity([s.id for s in sessions])
+    return [
+        thread_dict(
+            s,
+            activity[s.id],
+            await current_values(svc, s) if with_values else values_of(s.context, []),
+        )
+        for s in sessions
+    ]
 
 
 @router.post("/threads")
@@ -130,43 +156,64 @@ async def delete_thread(svc: Owned, thread_id: str) -> Response:
     return Response(status_code=204)
 
 
-async def _sessions(svc: Service, metadata: dict[str, Any] | None) -> list[Session]:
-    found: list[Session] = []
-    cursor = None
+def _filters(request: dict[str, Any]) -> dict[str, Any]:
+    """The service's search filters for a count or search body (values.messages aside: the
+    conversation is matched after the search)."""
+    values = dict(opt_dict(request, "values") or {})
+    values.pop("messages", None)
+    ids = request.get("ids")
+    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
+        raise UsageError("body.ids must be a list of thread ids")
+    status = request.get("status")
+    if status is not None:
+        one_of(status, tuple(_STATUSES), "body.status")
+    return {
+        "metadata": opt_dict(request, "metadata"),
+        "context": values or None,
+        "ids": ids,
+        "activity": None if status is None else _STATUSES[status],
+    }
+
+
+def _conversation_filter(request: dict[str, Any]) -> dict[str, Any] | None:
+    """values.messages, when a count or search asks for it (matched in Python)."""
+    values = opt_dict(request, "values") or {}
+    return {"messages": values["messages"]} if "messages" in values else None
+
+
+async def _matching(svc: Service, filters: dict[str, Any], wanted: dict[str, Any]) -> list[Any]:
+    """Threads the database finds with filters whose values also match wanted (a rare query:
+    every found thread's conversation is read)."""
+    found, offset = [], 0
     while True:
-        listed = await svc.list_sessions(metadata=metadata, limit=1000, cursor=cursor)
-        found.extend(listed.data)
-        cursor = listed.next_cursor
-        if cursor is None:
+        page = await svc.search_sessions(**filters, limit=1000, offset=offset)
+        found += [t for t in await _threads(svc, page) if _matches(t, wanted)]
+        if len(page) < 1000:
             return found
+        offset += len(page)
 
 
 @router.post("/threads/count")
 async def count_threads(svc: Owned, body: Json = None) -> Response:
-    """How many threads match metadata, values and status."""
+    """How many threads match metadata, values and status (counted by the database)."""
     request = obj(body)
     check_keys("body", request, ("metadata", "values", "status"))
-    values = opt_dict(request, "values")
-    status = request.get("status")
-    if status is not None:
-        one_of(status, ("idle", "busy", "interrupted", "error"), "body.status")
-    sessions = await _sessions(svc, opt_dict(request, "metadata"))
-    if status is None and not values:
-        return JSONResponse(len(sessions))
-    threads = [await _thread(svc, s) for s in sessions]
-    return JSONResponse(sum(1 for t in threads if _matches(t, status, values)))
+    filters = _filters(request)
+    wanted = _conversation_filter(request)
+    if wanted is None:
+        return JSONResponse(await svc.count_sessions(**filters))
+    return JSONResponse(len(await _matching(svc, filters, wanted)))
 
 
-def _matches(thread: dict[str, Any], status: str | None, values: dict[str, Any] | None) -> bool:
-    if status is not None and thread["status"] != status:
-        return False
+def _matches(thread: dict[str, Any], values: dict[str, Any]) -> bool:
     current = thread["values"] or {}
-    return all(current.get(k) == v for k, v in (values or {}).items())
+    return all(current.get(k) == v for k, v in values.items())
 
 
 @router.post("/threads/search")
 async def search_threads(svc: Owned, body: Json = None) -> Response:
-    """Threads matching metadata, values, ids and status; sorted, paged by limit and offset."""
+    """Threads matching metadata, values, ids and status; sorted, paged by limit and offset:
+    filters, sort and page run in the database, and only the page's threads are built."""
     request = obj(body)
     check_keys(
         "body",
@@ -185,32 +232,30 @@ async def search_threads(svc: Owned, body: Json = None) -> Response:
         ),
     )
     limit, offset = page(request, default_limit=10)
-    metadata = opt_dict(request, "metadata")
-    values = opt_dict(request, "values")
-    ids = request.get("ids")
-    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
-        raise UsageError("body.ids must be a list of thread ids")
-    status = request.get("status")
-    if status is not None:
-        one_of(status, ("idle", "busy", "interrupted", "error"), "body.status")
-    sort_by = one_of(request.get("sort_by") or "created_at", _SORTS, "body.sort_by")
+    filters = _filters(request)
+    sort_by = one_of(request.get("sort_by") or "created_at", tuple(_SORTS), "body.sort_by")
     order = one_of(request.get("sort_order") or "desc", ("asc", "desc"), "body.sort_order")
     select = _names(request.get("select"), "body.select", _THREAD_FIELDS)
     extract = _extracts(request.get("extract"))
-
-    sessions = await _sessions(svc, metadata)
-    if ids is not None:
-        sessions = [s for s in sessions if s.id in set(ids)]
-    reverse = order == "desc"
-    if status is not None or values or sort_by == "status":
-        # Status and values come from the runs and the conversation: build every thread.
-        threads = [await _thread(svc, s) for s in sessions]
-        threads = [t for t in threads if _matches(t, status, values)]
-        threads.sort(key=lambda t: (str(t[sort_by]), t["thread_id"]), reverse=reverse)
+    wanted = _conversation_filter(request)
+    if wanted is not None:
+        threads = await _matching(svc, {**filters}, wanted)
+        threads.sort(key=lambda t: (str(t[sort_by]), t["thread_id"]), reverse=order == "desc")
         chosen = threads[offset : offset + limit]
     else:
-        sessions.sort(key=lambda s: (_sort_key(s, sort_by), s.id), reverse=reverse)
-        chosen = [await _thread(svc, s) for s in sessions[offset : offset + limit]]
+        sessions = await svc.search_sessions(
+            **filters,
+            sort=_SORTS[sort_by],
+            descending=order == "desc",
+            limit=limit,
+            offset=offset,
+        )
+        with_values = (
+            not select
+            or "values" in select
+            or any(path.startswith("values") for path in extract.values())
+        )
+        chosen = await _threads(svc, sessions, with_values=with_values)
     out = []
     for thread in chosen:
         if extract:
@@ -219,16 +264,6 @@ async def search_threads(svc: Owned, body: Json = None) -> Response:
             thread = {k: thread[k] for k in (*select, "extracted") if k in thread}
         out.append(thread)
     return JSONResponse(out)
-
-
-def _sort_key(session: Session, sort_by: str) -> Any:
-    if sort_by == "thread_id":
-        return session.id
-    if sort_by == "created_at":
-        return session.created_at
-    if sort_by == "updated_at":
-        return max(session.updated_at, session.last_activity_at)
-    return session.last_activity_at
 
 
 def _names(value: Any, field: str, allowed: tuple[str, ...]) -> list[str]:
@@ -272,10 +307,10 @@ def _extract(data: Any, path: str) -> Any:
 # -- state and history --------------------------------------------------------------------------
 
 
-async def _states(svc: Service, thread_id: str) -> list[dict[str, Any]]:
+async def _states(svc: Service, thread_id: str) -> States:
     session = await svc.get_session(thread_id)
-    act = await activity(svc.store, thread_id)
-    return await states(svc.store, session, act.waiting)
+    act = (await svc.run_activity([thread_id]))[thread_id]
+    return await States.of(svc, session, act.waiting)
 
 
 def _no_subgraphs(subgraphs: bool) -> None:
@@ -298,9 +333,10 @@ def _checkpoint_id(value: Any, field: str) -> str | None:
 
 
 async def _state_at(svc: Service, thread_id: str, checkpoint_id: str) -> dict[str, Any]:
-    for state in await _states(svc, thread_id):
-        if state["checkpoint"]["checkpoint_id"] == checkpoint_id:
-            return state
+    found = await _states(svc, thread_id)
+    for index in range(len(found)):
+        if found.checkpoint_id(index) == checkpoint_id:
+            return found.state(index)
     raise NotFound("checkpoint", checkpoint_id)
 
 
@@ -313,7 +349,7 @@ async def get_state(
 ) -> Response:
     """The thread's current state: values, checkpoint, what it waits for."""
     _no_subgraphs(subgraphs)
-    return JSONResponse(select_fields((await _states(svc, thread_id))[0], select))
+    return JSONResponse(select_fields((await _states(svc, thread_id)).state(0), select))
 
 
 @router.get("/threads/{thread_id}/state/{checkpoint_id}")
@@ -336,7 +372,7 @@ async def post_state_at(svc: Owned, thread_id: str, body: Json = None) -> Respon
     checkpoint_id = _checkpoint_id(request.get("checkpoint"), "body.checkpoint")
     select = request.get("select") if isinstance(request.get("select"), list) else None
     if checkpoint_id is None:
-        return JSONResponse(select_fields((await _states(svc, thread_id))[0], select))
+        return JSONResponse(select_fields((await _states(svc, thread_id)).state(0), select))
     return JSONResponse(select_fields(await _state_at(svc, thread_id, checkpoint_id), select))
 
 
@@ -359,15 +395,14 @@ async def update_state(svc: Owned, thread_id: str, body: Json = None) -> Respons
     values = dict(values or {})
     field = "body.values.messages"
     messages = input_messages(values.pop("messages", None), field, "update")
-    messages = await unseen(svc.store, thread_id, messages, field)
+    messages = await unseen(svc, thread_id, messages, field)
     for role, content, metadata in messages:
         if as_node:
             metadata[LG_KEY]["as_node"] = as_node
         await svc.add_message(thread_id, role, content, metadata=metadata)
     if values:
         await svc.update_session(thread_id, context={**session.context, **values})
-    latest = (await _states(svc, thread_id))[0]
-    return JSONResponse({"checkpoint": latest["checkpoint"]})
+    return JSONResponse({"checkpoint": (await _states(svc, thread_id)).checkpoint_ref(0)})
 
 
 @router.post("/threads/{thread_id}/history")
@@ -385,10 +420,9 @@ async def get_history(svc: Owned, thread_id: str, body: Json = None) -> Response
     metadata = opt_dict(request, "metadata") or {}
     select = request.get("select") if isinstance(request.get("select"), list) else None
     found = await _states(svc, thread_id)
-    if found and found[0]["checkpoint"]["checkpoint_id"] is None:
-        found = []
+    indexes = [i for i in range(len(found)) if found.checkpoint_id(i) is not None]
     if before is not None:
-        ids = [s["checkpoint"]["checkpoint_id"] for s in found]
-        found = found[ids.index(before) + 1 :] if before in ids else []
-    found = [s for s in found if all(s["metadata"].get(k) == v for k, v in metadata.items())]
-    return JSONResponse([select_fields(s, select) for s in found[:limit]])
+        ids = [found.checkpoint_id(i) for i in indexes]
+        indexes = indexes[ids.index(before) + 1 :] if before in ids else []
+    chosen = [i for i in indexes if found.metadata_matches(i, metadata)][:limit]
+    return JSONResponse([select_fields(found.state(i), select) for i in chosen])

@@ -513,6 +513,105 @@ WHERE kind = 'tool_call' AND run_id = %(run_id)s
 ORDER BY id DESC
 LIMIT %(limit)s;
 
+-- LangGraph-style session search --------------------------------------------------------------
+-- What a session's runs are doing ("activity"): busy (a run running, or ready with none
+-- waiting), waiting (a run waits for a person), error (its newest run failed or timed out),
+-- idle. Filters, the sort (created_at, updated_at, activity_at, id or activity; ties by id in
+-- the same direction) and the page all run here, so only the page's sessions are read.
+
+-- name: search_sessions
+SELECT s.* FROM sessions AS s
+WHERE s.owner = %(owner)s
+  AND (%(ids)s::jsonb IS NULL OR s.id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+  AND (%(metadata)s::jsonb IS NULL OR NOT EXISTS (
+        SELECT 1 FROM jsonb_each(%(metadata)s::jsonb) AS m
+        WHERE s.metadata -> m.key IS DISTINCT FROM m.value))
+  AND (%(context)s::jsonb IS NULL OR NOT EXISTS (
+        SELECT 1 FROM jsonb_each(%(context)s::jsonb) AS m
+        WHERE s.context -> m.key IS DISTINCT FROM m.value))
+  AND (%(activity)s::text IS NULL OR CASE
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
+           THEN 'busy'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'waiting')
+           THEN 'waiting'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'ready')
+           THEN 'busy'
+         WHEN (SELECT r.status FROM runs AS r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1)
+              IN ('failed', 'timed_out') THEN 'error'
+         ELSE 'idle' END = %(activity)s)
+ORDER BY
+  CASE WHEN %(descending)s THEN CASE %(sort)s WHEN 'created_at' THEN s.created_at
+                   WHEN 'updated_at' THEN GREATEST(s.updated_at, s.last_activity_at)
+                   WHEN 'activity_at' THEN s.last_activity_at END END DESC,
+  CASE WHEN NOT %(descending)s THEN CASE %(sort)s WHEN 'created_at' THEN s.created_at
+                   WHEN 'updated_at' THEN GREATEST(s.updated_at, s.last_activity_at)
+                   WHEN 'activity_at' THEN s.last_activity_at END END ASC,
+  CASE WHEN %(descending)s AND %(sort)s = 'activity' THEN CASE
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
+           THEN 'busy'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'waiting')
+           THEN 'waiting'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'ready')
+           THEN 'busy'
+         WHEN (SELECT r.status FROM runs AS r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1)
+              IN ('failed', 'timed_out') THEN 'error'
+         ELSE 'idle' END END DESC,
+  CASE WHEN NOT %(descending)s AND %(sort)s = 'activity' THEN CASE
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
+           THEN 'busy'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'waiting')
+           THEN 'waiting'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'ready')
+           THEN 'busy'
+         WHEN (SELECT r.status FROM runs AS r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1)
+              IN ('failed', 'timed_out') THEN 'error'
+         ELSE 'idle' END END ASC,
+  CASE WHEN %(descending)s THEN s.id END DESC,
+  CASE WHEN NOT %(descending)s THEN s.id END ASC
+LIMIT %(limit)s OFFSET %(offset)s;
+
+-- name: count_sessions
+SELECT count(*) AS n FROM sessions AS s
+WHERE s.owner = %(owner)s
+  AND (%(ids)s::jsonb IS NULL OR s.id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb)))
+  AND (%(metadata)s::jsonb IS NULL OR NOT EXISTS (
+        SELECT 1 FROM jsonb_each(%(metadata)s::jsonb) AS m
+        WHERE s.metadata -> m.key IS DISTINCT FROM m.value))
+  AND (%(context)s::jsonb IS NULL OR NOT EXISTS (
+        SELECT 1 FROM jsonb_each(%(context)s::jsonb) AS m
+        WHERE s.context -> m.key IS DISTINCT FROM m.value))
+  AND (%(activity)s::text IS NULL OR CASE
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
+           THEN 'busy'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'waiting')
+           THEN 'waiting'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'ready')
+           THEN 'busy'
+         WHEN (SELECT r.status FROM runs AS r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1)
+              IN ('failed', 'timed_out') THEN 'error'
+         ELSE 'idle' END = %(activity)s);
+
+-- name: run_activity
+-- For each listed session of the owner: its unfinished runs and its newest run (which may be
+-- one of them), without their contexts.
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
+WHERE session_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+  AND status IN ('ready', 'running', 'waiting') AND owner = %(owner)s
+UNION ALL
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
+WHERE (session_id, seq) IN (
+        SELECT w, (SELECT MAX(o.seq) FROM runs AS o WHERE o.session_id = w)
+        FROM jsonb_array_elements_text(%(ids)s::jsonb) AS w)
+  AND owner = %(owner)s;
+
 -- memory ---------------------------------------------------------------------------------------
 
 -- name: upsert_memory

@@ -45,12 +45,13 @@ class SqlBase:
         run_id: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
-        """Append an event in tx and announce it when tx commits. A run's snapshot leaves out
-        the assembled context it started from (large, and already on the run)."""
-        payload = to_data(data or {})
-        snapshot = payload.get("run")
-        if isinstance(snapshot, dict):
-            snapshot.pop("context", None)
+        """Append an event in tx and announce it when tx commits. A run is carried as its
+        summary (RunSummary): not its input, metadata or assembled context, which stay on it."""
+        payload = {} if data is None else data
+        run = payload.get("run")
+        if isinstance(run, Run):
+            payload = {**payload, "run": run.summary().data()}
+        payload = to_data(payload)
         await tx.append_event(
             type=type_,
             owner=owner,

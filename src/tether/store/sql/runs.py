@@ -16,7 +16,7 @@ from tether.core.errors import (
 from tether.core.ids import new_id
 from tether.core.message import Message, Role
 from tether.core.page import Page
-from tether.core.run import ErrorInfo, IfBusy, Run
+from tether.core.run import ErrorInfo, IfBusy, Run, RunActivity
 from tether.core.status import RUN_TERMINAL, RunStatus, check_transition
 from tether.store.base import UNSET, Unset
 from tether.store.changes import run_topic, session_topic
@@ -138,6 +138,36 @@ class RunsPart(SessionsPart):
         async with self._db.read() as tx:
             row = await tx.one(query, id=run_id, owner=owner)
         return None if row is None else self._run(row)
+
+    async def run_activity(
+        self, session_ids: Sequence[str], *, owner: str
+    ) -> dict[str, RunActivity]:
+        if not session_ids:
+            return {}
+        async with self._db.read() as tx:
+            rows = await tx.all("run_activity", ids=self._j(list(session_ids)), owner=owner)
+        by_session: dict[str, dict[str, Run]] = {}
+        for row in rows:
+            run = self._run(row)
+            found = by_session.setdefault(run.session_id, {})
+            last = found.get("last")
+            if last is None or run.seq > last.seq:
+                found["last"] = run
+            if run.status in (RunStatus.RUNNING, RunStatus.WAITING):
+                found[run.status.value] = run
+            elif run.status is RunStatus.READY:
+                ready = found.get("ready")
+                if ready is None or run.seq < ready.seq:
+                    found["ready"] = run
+        return {
+            session_id: RunActivity(
+                running=found.get("running"),
+                waiting=found.get("waiting"),
+                ready=found.get("ready"),
+                last=found.get("last"),
+            )
+            for session_id, found in by_session.items()
+        }
 
     async def list_runs(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -10,9 +11,10 @@ from tether.core.event import Event
 from tether.core.ids import new_id
 from tether.core.message import Message, Role
 from tether.core.page import Page
+from tether.core.run import Activity
 from tether.core.session import Session
 from tether.core.status import SessionStatus
-from tether.store.base import UNSET, Unset
+from tether.store.base import UNSET, SessionSort, Unset
 from tether.store.changes import session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.common import SqlBase
@@ -99,6 +101,61 @@ class SessionsPart(SqlBase):
             last = sessions[-1]
             next_cursor = encode_cursor(to_us(last.last_activity_at), last.id)
         return Page(sessions, next_cursor)
+
+    def _search_params(
+        self,
+        owner: str,
+        metadata: dict[str, Any] | None,
+        context: dict[str, Any] | None,
+        ids: Sequence[str] | None,
+        activity: Activity | None,
+    ) -> dict[str, Any]:
+        return {
+            "owner": owner,
+            "metadata": self._j(metadata) if metadata else None,
+            "context": self._j(context) if context else None,
+            "ids": None if ids is None else self._j(list(ids)),
+            "activity": None if activity is None else activity.value,
+        }
+
+    async def search_sessions(
+        self,
+        *,
+        owner: str,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ids: Sequence[str] | None = None,
+        activity: Activity | None = None,
+        sort: SessionSort = "created_at",
+        descending: bool = True,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[Session]:
+        params = self._search_params(owner, metadata, context, ids, activity)
+        async with self._db.read() as tx:
+            rows = await tx.all(
+                "search_sessions",
+                **params,
+                sort=sort,
+                descending=descending,
+                limit=limit,
+                offset=offset,
+            )
+        return [session_from_row(r, self._db.load_json) for r in rows]
+
+    async def count_sessions(
+        self,
+        *,
+        owner: str,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ids: Sequence[str] | None = None,
+        activity: Activity | None = None,
+    ) -> int:
+        params = self._search_params(owner, metadata, context, ids, activity)
+        async with self._db.read() as tx:
+            row = await tx.one("count_sessions", **params)
+        return 0 if row is None else int(row["n"])
 
     async def update_session(
         self,

@@ -447,6 +447,105 @@ WHERE kind = 'tool_call' AND run_id = :run_id
 ORDER BY id DESC
 LIMIT :limit;
 
+-- LangGraph-style session search --------------------------------------------------------------
+-- What a session's runs are doing ("activity"): busy (a run running, or ready with none
+-- waiting), waiting (a run waits for a person), error (its newest run failed or timed out),
+-- idle. Filters, the sort (created_at, updated_at, activity_at, id or activity; ties by id in
+-- the same direction) and the page all run here, so only the page's sessions are read.
+
+-- name: search_sessions
+SELECT s.* FROM sessions AS s
+WHERE s.owner = :owner
+  AND (:ids IS NULL OR s.id IN (SELECT value FROM json_each(:ids)))
+  AND (:metadata IS NULL OR NOT EXISTS (
+        SELECT 1 FROM json_each(:metadata) AS m
+        WHERE json_extract(s.metadata, '$."' || m.key || '"') IS NOT m.value))
+  AND (:context IS NULL OR NOT EXISTS (
+        SELECT 1 FROM json_each(:context) AS m
+        WHERE json_extract(s.context, '$."' || m.key || '"') IS NOT m.value))
+  AND (:activity IS NULL OR CASE
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
+           THEN 'busy'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'waiting')
+           THEN 'waiting'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'ready')
+           THEN 'busy'
+         WHEN (SELECT r.status FROM runs AS r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1)
+              IN ('failed', 'timed_out') THEN 'error'
+         ELSE 'idle' END = :activity)
+ORDER BY
+  CASE WHEN :descending THEN CASE :sort WHEN 'created_at' THEN s.created_at
+                   WHEN 'updated_at' THEN max(s.updated_at, s.last_activity_at)
+                   WHEN 'activity_at' THEN s.last_activity_at END END DESC,
+  CASE WHEN NOT :descending THEN CASE :sort WHEN 'created_at' THEN s.created_at
+                   WHEN 'updated_at' THEN max(s.updated_at, s.last_activity_at)
+                   WHEN 'activity_at' THEN s.last_activity_at END END ASC,
+  CASE WHEN :descending AND :sort = 'activity' THEN CASE
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
+           THEN 'busy'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'waiting')
+           THEN 'waiting'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'ready')
+           THEN 'busy'
+         WHEN (SELECT r.status FROM runs AS r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1)
+              IN ('failed', 'timed_out') THEN 'error'
+         ELSE 'idle' END END DESC,
+  CASE WHEN NOT :descending AND :sort = 'activity' THEN CASE
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
+           THEN 'busy'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'waiting')
+           THEN 'waiting'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'ready')
+           THEN 'busy'
+         WHEN (SELECT r.status FROM runs AS r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1)
+              IN ('failed', 'timed_out') THEN 'error'
+         ELSE 'idle' END END ASC,
+  CASE WHEN :descending THEN s.id END DESC,
+  CASE WHEN NOT :descending THEN s.id END ASC
+LIMIT :limit OFFSET :offset;
+
+-- name: count_sessions
+SELECT count(*) AS n FROM sessions AS s
+WHERE s.owner = :owner
+  AND (:ids IS NULL OR s.id IN (SELECT value FROM json_each(:ids)))
+  AND (:metadata IS NULL OR NOT EXISTS (
+        SELECT 1 FROM json_each(:metadata) AS m
+        WHERE json_extract(s.metadata, '$."' || m.key || '"') IS NOT m.value))
+  AND (:context IS NULL OR NOT EXISTS (
+        SELECT 1 FROM json_each(:context) AS m
+        WHERE json_extract(s.context, '$."' || m.key || '"') IS NOT m.value))
+  AND (:activity IS NULL OR CASE
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
+           THEN 'busy'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'waiting')
+           THEN 'waiting'
+         WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'ready')
+           THEN 'busy'
+         WHEN (SELECT r.status FROM runs AS r WHERE r.session_id = s.id ORDER BY r.seq DESC LIMIT 1)
+              IN ('failed', 'timed_out') THEN 'error'
+         ELSE 'idle' END = :activity);
+
+-- name: run_activity
+-- For each listed session of the owner: its unfinished runs and its newest run (which may be
+-- one of them), without their contexts.
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
+WHERE session_id IN (SELECT value FROM json_each(:ids))
+  AND status IN ('ready', 'running', 'waiting') AND owner = :owner
+UNION ALL
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+FROM runs
+WHERE (session_id, seq) IN (
+        SELECT value, (SELECT MAX(o.seq) FROM runs AS o WHERE o.session_id = value)
+        FROM json_each(:ids))
+  AND owner = :owner;
+
 -- memory ---------------------------------------------------------------------------------------
 
 -- name: upsert_memory
