@@ -5,9 +5,16 @@
 Starts ``tether serve`` (SQLite in a temporary folder, no auth, embedded worker) in its own
 process, then measures from this one:
 
+* sequential requests on one kept-alive connection (``httpx.Client``): ``GET /healthz`` and
+  ``GET /v1/sessions/{id}`` on tether, beside ``GET /static`` on a minimal FastAPI app under
+  plain uvicorn (started the same way, in its own process), alternating call by call;
 * sessions created per second (POST /v1/sessions, `concurrency` requests in flight);
 * runs per second end to end: POST a run (``echo``) and long-poll it to completion, each client
-  on its own session, until `runs` runs are done; then the server's resident memory;
+  on its own session, until `runs` runs are done; then the server's resident memory. Beside it,
+  the same workload on the in-process engine (``Service`` + ``Worker`` on one loop, another
+  process, same concurrency, `runs` / 5 runs), the ceiling HTTP is compared with;
+* messages per second: one client appending messages one after the other, then `writers`
+  clients (from `writer-processes` processes) each appending to its own session;
 * the delay from an event's commit (its ``created_at``) to its arrival at an SSE client, with
   `streams` session streams open, one message posted to each stream's session per round.
 """
@@ -17,7 +24,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
+import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +59,54 @@ def _echo(stream: IO[str]) -> None:
     for line in stream:
         if "WARNING" in line or "ERROR" in line or "Traceback" in line or "Error" in line:
             sys.stderr.write(f"[server] {line}")
+
+
+MINIMAL_APP = """
+from fastapi import FastAPI
+
+app = FastAPI()
+
+
+@app.get("/static")
+def static() -> dict[str, bool]:
+    return {"ok": True}
+"""
+
+
+def start_minimal(folder: Path) -> tuple[subprocess.Popen[str], str]:
+    """A minimal FastAPI app under plain uvicorn, in its own process."""
+    (folder / "minimal_app.py").write_text(MINIMAL_APP)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "uvicorn", "minimal_app:app", "--app-dir", str(folder)]
+    command += ["--port", str(port), "--log-level", "info", "--no-access-log"]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    assert server.stderr is not None
+    for line in server.stderr:
+        if "Uvicorn running on" in line:
+            threading.Thread(target=_echo, args=(server.stderr,), daemon=True).start()
+            return server, f"http://127.0.0.1:{port}"
+    raise SystemExit("the minimal uvicorn app did not start")
+
+
+def keep_alive(url: str, minimal: str, requests: int) -> dict[str, float]:
+    """Median ms of sequential requests, each client on one kept-alive connection."""
+    samples: dict[str, list[float]] = {"healthz": [], "session": [], "minimal": []}
+    with httpx.Client(base_url=url) as tether, httpx.Client(base_url=minimal) as plain:
+        session = tether.post("/v1/sessions", json={"title": "keep-alive"}).json()["id"]
+        calls = {
+            "healthz": lambda: tether.get("/healthz"),
+            "session": lambda: tether.get(f"/v1/sessions/{session}"),
+            "minimal": lambda: plain.get("/static"),
+        }
+        for i in range(requests + 20):
+            for name, call in calls.items():
+                started = time.perf_counter()
+                call().raise_for_status()
+                if i >= 20:  # warm-up
+                    samples[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) * 1000 for name, values in samples.items()}
 
 
 def rss_mib(pid: int) -> float:
@@ -102,6 +160,96 @@ async def runs_end_to_end(
     return total / (time.perf_counter() - started), latencies
 
 
+async def engine_runs(folder: str, total: int, concurrency: int, workers: int) -> float:
+    """runs/s of the in-process engine: the same create-and-wait workload, no HTTP."""
+    from tether.runtime.service import Service
+    from tether.runtime.settings import RuntimeSettings
+    from tether.runtime.worker import Worker
+    from tether.store.sqlite.store import SqliteStore
+
+    store = SqliteStore(Path(folder) / "engine.db")
+    settings = RuntimeSettings(concurrency=workers)
+    service = Service(store, settings=settings)
+    worker = Worker(store, service.agents, settings=settings, clock=service.clock)
+    worker.start()
+    remaining = total
+
+    async def loop() -> None:
+        nonlocal remaining
+        session = (await service.create_session(title="runs")).id
+        while remaining > 0:
+            remaining -= 1
+            run = await service.create_run(session, "ping", agent="echo")
+            done = await service.wait_run(run.id, timeout=60)
+            assert done.status.value == "completed", done
+
+    started = time.perf_counter()
+    await asyncio.gather(*(loop() for _ in range(concurrency)))
+    rate = total / (time.perf_counter() - started)
+    await worker.stop(grace=5)
+    await store.close()
+    return rate
+
+
+def _engine_process(folder: str, total: int, concurrency: int, workers: int) -> float:
+    return asyncio.run(engine_runs(folder, total, concurrency, workers))
+
+
+def sequential_messages(url: str, seconds: float) -> float:
+    """messages/s of one client appending one message after the other."""
+    with httpx.Client(base_url=url) as client:
+        session = client.post("/v1/sessions", json={"title": "writer"}).json()["id"]
+        done = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            sent = client.post(
+                f"/v1/sessions/{session}/messages", json={"role": "user", "content": "x" * 200}
+            )
+            sent.raise_for_status()
+            done += 1
+        return done / (time.perf_counter() - started)
+
+
+async def _writers(url: str, writers: int, seconds: float, start_at: float) -> int:
+    limits = httpx.Limits(max_connections=writers + 4)
+    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+        sessions = [
+            (await client.post("/v1/sessions", json={"title": "writer"})).json()["id"]
+            for _ in range(writers)
+        ]
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        deadline = time.perf_counter() + seconds
+        done = 0
+
+        async def write(session: str) -> None:
+            nonlocal done
+            while time.perf_counter() < deadline:
+                sent = await client.post(
+                    f"/v1/sessions/{session}/messages",
+                    json={"role": "user", "content": "x" * 200},
+                )
+                sent.raise_for_status()
+                done += 1
+
+        await asyncio.gather(*(write(s) for s in sessions))
+        return done
+
+
+def _writer_process(url: str, writers: int, seconds: float, start_at: float) -> int:
+    return asyncio.run(_writers(url, writers, seconds, start_at))
+
+
+def parallel_messages(url: str, writers: int, processes: int, seconds: float) -> float:
+    """messages/s of `writers` clients at once, each on its own session, spread over processes
+    (one process of httpx would measure its own CPU, not the server's)."""
+    share = [writers // processes + (i < writers % processes) for i in range(processes)]
+    start_at = time.time() + 3.0  # every process has made its sessions by then
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes) as pool:
+        done = pool.starmap(_writer_process, [(url, n, seconds, start_at) for n in share])
+    return sum(done) / seconds
+
+
 async def sse_delays(url: str, streams: int, rounds: int) -> list[float]:
     limits = httpx.Limits(max_connections=streams + 16)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
@@ -146,7 +294,9 @@ async def sse_delays(url: str, streams: int, rounds: int) -> list[float]:
         return delays
 
 
-async def measure(args: argparse.Namespace, url: str, pid: int) -> list[tuple[str, str]]:
+async def measure(
+    args: argparse.Namespace, url: str, pid: int, engine_rate: float
+) -> list[tuple[str, str]]:
     limits = httpx.Limits(max_connections=args.concurrency + 8)
     rows: list[tuple[str, str]] = [("server RSS at start", f"{rss_mib(pid):.0f} MiB")]
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
@@ -154,6 +304,12 @@ async def measure(args: argparse.Namespace, url: str, pid: int) -> list[tuple[st
         rows.append(("sessions created / s", f"{rate:,.0f}"))
         rate, latencies = await runs_end_to_end(client, args.runs, args.concurrency)
         rows.append((f"runs / s end to end (create + wait, {args.runs:,} runs)", f"{rate:,.0f}"))
+        rows.append(
+            (
+                f"  in-process engine, same workload ({args.runs // 5:,} runs); HTTP / engine",
+                f"{engine_rate:,.0f}; {rate / engine_rate:.2f}",
+            )
+        )
         rows.append(("run latency p50 / p99 (create → completed seen)", _ms(latencies)))
         rows.append((f"server RSS after {args.runs:,} runs", f"{rss_mib(pid):.0f} MiB"))
     delays = await sse_delays(url, args.streams, args.rounds)
@@ -173,6 +329,9 @@ def _ms(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=500, help="keep-alive requests of each")
+    parser.add_argument("--writers", type=int, default=64, help="clients appending at once")
+    parser.add_argument("--writer-processes", type=int, default=4)
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=20, help="messages per SSE stream")
@@ -181,12 +340,40 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8, help="tether serve --workers")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
+        minimal, minimal_url = start_minimal(Path(folder))
         server, url = start_server(Path(folder), args.workers)
         try:
-            rows = asyncio.run(measure(args, url, server.pid))
+            times = keep_alive(url, minimal_url, args.requests)
+            minimal.terminate()
+            minimal.wait(30)
+            alone = sequential_messages(url, args.seconds)
+            together = parallel_messages(url, args.writers, args.writer_processes, args.seconds)
+            context = multiprocessing.get_context("spawn")
+            with context.Pool(1) as pool:
+                engine_rate = pool.apply(
+                    _engine_process,
+                    (folder, max(1, args.runs // 5), args.concurrency, args.workers),
+                )
+            rows = asyncio.run(measure(args, url, server.pid, engine_rate))
         finally:
+            if minimal.poll() is None:
+                minimal.terminate()
+                minimal.wait(30)
             server.terminate()
             server.wait(30)
+    rows[1:1] = [
+        ("keep-alive GET /healthz, median", f"{times['healthz']:.2f} ms"),
+        ("keep-alive GET /v1/sessions/{id}, median", f"{times['session']:.2f} ms"),
+        (
+            "keep-alive GET /static, minimal FastAPI on uvicorn; session / static",
+            f"{times['minimal']:.2f} ms; {times['session'] / times['minimal']:.2f}",
+        ),
+        ("messages / s, one client, one after the other", f"{alone:,.0f}"),
+        (
+            f"messages / s, {args.writers} clients on {args.writers} sessions; x one client",
+            f"{together:,.0f}; {together / alone:.2f}",
+        ),
+    ]
     width = max(len(name) for name, _ in rows)
     print(
         f"\nHTTP service: tether serve (SQLite, {args.workers} worker slots), load from another "

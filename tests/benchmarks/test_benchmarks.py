@@ -28,8 +28,17 @@ SMALL = {
         ["runs", "Where the time goes", "record_step", "claim_run"],
     ),
     "http_load.py": (
-        "--runs 20 --streams 4 --rounds 1 --seconds 1",
-        ["sessions created / s", "runs / s end to end", "SSE commit", "server RSS"],
+        "--runs 20 --streams 4 --rounds 1 --seconds 1 --requests 5 --writers 4"
+        " --writer-processes 2",
+        [
+            "keep-alive GET /static",
+            "sessions created / s",
+            "runs / s end to end",
+            "in-process engine",
+            "messages / s, 4 clients",
+            "SSE commit",
+            "server RSS",
+        ],
     ),
     "peers.py": (
         "--quick",
