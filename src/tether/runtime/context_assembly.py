@@ -9,11 +9,12 @@ and its results are kept or dropped together). Every read is bounded by an index
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from tether.core.clock import to_iso
-from tether.core.memory import MemoryScope
+from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.run import Run
 from tether.core.session import Session
@@ -68,8 +69,10 @@ async def assemble_context(
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
     before_seq: int | None = None,
     now: datetime | None = None,
+    memory: Mapping[MemoryScope, list[MemoryItem]] | None = None,
 ) -> dict[str, Any]:
-    """The context the next run of session starts from (a JSON-ready dict)."""
+    """The context the next run of session starts from (a JSON-ready dict). memory: the
+    session's and the owner's memory when the caller has read them already (newest first)."""
     budget = _Budget(budget_tokens)
     # The project context may take at most a quarter of the budget (about 4 characters a token).
     project = _snip(session.context, budget_tokens) if session.context else {}
@@ -84,7 +87,10 @@ async def assemble_context(
         (MemoryScope.USER, session.owner, user_memory),
     )
     for scope, scope_id, bucket in scopes:
-        items = await store.list_memory(scope=scope, scope_id=scope_id, limit=_MAX_MEMORY_ITEMS)
+        if memory is not None and scope in memory:
+            items = memory[scope][:_MAX_MEMORY_ITEMS]
+        else:
+            items = await store.list_memory(scope=scope, scope_id=scope_id, limit=_MAX_MEMORY_ITEMS)
         for item in items:
             entry = {"key": item.key, "value": _snip(item.value)}
             if item.namespace:

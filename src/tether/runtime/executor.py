@@ -193,6 +193,14 @@ class Executor:
         session = await store.get_session(run.session_id)
         if session is None:
             raise LeaseLost(f"session {run.session_id} is gone")
+        # Read once: the agent's memory views and the context it starts from share them.
+        memory = {
+            MemoryScope.RUN: await store.list_memory(scope=MemoryScope.RUN, scope_id=run.id),
+            MemoryScope.SESSION: await store.list_memory(
+                scope=MemoryScope.SESSION, scope_id=session.id
+            ),
+            MemoryScope.USER: await store.list_memory(scope=MemoryScope.USER, scope_id=run.owner),
+        }
         context = run.context
         if context is None:
             context = await assemble_context(
@@ -201,17 +209,11 @@ class Executor:
                 budget_tokens=self._settings.context_budget_tokens,
                 before_seq=run.seq,
                 now=self._clock.now(),
+                memory=memory,
             )
             run = await store.update_run(
                 run.id, worker_id=_holder(run), now=self._clock.now(), context=context
             )
-        memory = {
-            MemoryScope.RUN: await store.list_memory(scope=MemoryScope.RUN, scope_id=run.id),
-            MemoryScope.SESSION: await store.list_memory(
-                scope=MemoryScope.SESSION, scope_id=session.id
-            ),
-            MemoryScope.USER: await store.list_memory(scope=MemoryScope.USER, scope_id=run.owner),
-        }
         return RunContext(
             tools=ToolRegistry(self._agents.tools(run.agent)),
             store=store,
