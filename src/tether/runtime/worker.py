@@ -135,8 +135,10 @@ class Worker:
             await changes.wait([RUNS_TOPIC], settings.poll_interval, since=cursor)
 
     def _done(self, task: asyncio.Task[None]) -> None:
+        full = len(self._active) >= self.settings.concurrency
         self._active.discard(task)
-        self.store.changes.publish([RUNS_TOPIC])  # a slot is free
+        if full:  # the claim loop stopped claiming: a slot is free again
+            self.store.changes.publish([RUNS_TOPIC])
         if not task.cancelled() and task.exception() is not None:
             log.error("run execution crashed", exc_info=task.exception())
 

@@ -10,7 +10,6 @@ from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
 from tether.core.session import Session
 from tether.core.status import SessionStatus, StepStatus
-from tether.core.step import StepKind
 from tether.store.changes import RUNS_TOPIC, ChangeFeed, run_topic, session_topic
 from tether.store.sql.database import Database, Row, Tx
 from tether.store.sql.rows import error_data, run_from_row, session_from_row, step_from_row, to_us
@@ -131,27 +130,26 @@ class SqlBase:
     ) -> None:
         """Close a run's unfinished steps: tool calls as in_doubt (their effect may have
         happened without its result being recorded), the others as failed with error."""
-        groups = ((StepStatus.IN_DOUBT, StepKind.TOOL_CALL.value), (StepStatus.FAILED, None))
-        for status, kind in groups:
-            rows = await tx.all(
-                "close_open_steps",
+        rows = await tx.all(
+            "close_open_steps",
+            run_id=run.id,
+            error=self._j(error_data(error)),
+            now=to_us(now),
+        )
+        steps = [step_from_row(row, self._db.load_json) for row in rows]
+        # One statement closes both kinds; their events go out as before: in-doubt tool calls
+        # first, then the failed steps, each in step order.
+        steps.sort(key=lambda step: (step.status is not StepStatus.IN_DOUBT, step.seq))
+        for step in steps:
+            await self._event(
+                tx,
+                f"step.{step.status.value}",
+                owner=run.owner,
+                now=now,
+                session_id=run.session_id,
                 run_id=run.id,
-                status=status.value,
-                error=self._j(error_data(error)),
-                now=to_us(now),
-                kind=kind,
+                data={"step": step},
             )
-            for row in rows:
-                step = step_from_row(row, self._db.load_json)
-                await self._event(
-                    tx,
-                    f"step.{status.value}",
-                    owner=run.owner,
-                    now=now,
-                    session_id=run.session_id,
-                    run_id=run.id,
-                    data={"step": step},
-                )
 
     async def _cancel_in(
         self, tx: Tx, run_id: str, *, owner: str, now: datetime, reason: str

@@ -380,8 +380,12 @@ WHERE id = :id AND run_id = :run_id AND status = 'running'
 RETURNING *;
 
 -- name: close_open_steps
-UPDATE steps SET status = :status, error = :error, ended_at = max(:now, started_at)
-WHERE run_id = :run_id AND status = 'running' AND (:kind IS NULL OR kind = :kind)
+-- Tool calls end in_doubt (their effect may have happened without its result being recorded),
+-- every other open step failed.
+UPDATE steps
+SET status = CASE WHEN kind = 'tool_call' THEN 'in_doubt' ELSE 'failed' END,
+    error = :error, ended_at = max(:now, started_at)
+WHERE run_id = :run_id AND status = 'running'
 RETURNING *;
 
 -- name: steps_of_run
