@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 STAMP := $(VENV)/.installed
 
-.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres bench-peers clean
+.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres bench-peers bench-storage clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -35,7 +35,7 @@ format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: bench-store bench-floor bench-engine bench-http bench-postgres bench-peers ## all benchmarks (bench/), printed as tables
+bench: bench-store bench-floor bench-engine bench-http bench-postgres bench-peers bench-storage ## all benchmarks (bench/), printed as tables
 
 bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
@@ -55,6 +55,9 @@ bench-postgres: $(STAMP) ## PostgreSQL: runs/s with 1, 2, 4 worker processes; ap
 bench-peers: $(STAMP) ## tether beside the Agents SDK, ADK and LangGraph session stores (installs .[bench])
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) bench/peers.py
+
+bench-storage: $(STAMP) ## bytes a run adds in a long session, beyond its steps and messages
+	$(PY) bench/run_storage.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

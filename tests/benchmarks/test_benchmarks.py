@@ -44,6 +44,10 @@ SMALL = {
         "--quick",
         ["append one message", "the newest 50", "whole conversation", "tether library"],
     ),
+    "run_storage.py": (
+        "--runs 5",
+        ["run events", "the context it started from", "beyond its steps"],
+    ),
     "postgres.py": (
         "--runs 12 --sessions 3 --processes 1,2 --sizes 100 --iterations 10",
         ["sqlite embedded", "postgres, 1 worker", "postgres, 2 worker", "add_message"],
