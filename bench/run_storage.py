@@ -23,6 +23,7 @@ from rich.table import Table
 
 import tether
 
+
 def measure(path: Path, runs: int) -> dict[str, float]:
     with tether.open(path) as tt:
         session = tt.sessions.create(title="a long session")
