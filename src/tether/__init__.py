@@ -20,7 +20,7 @@ from tether.core.errors import (
     TetherError,
     UsageError,
 )
-from tether.core.event import Event
+from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.run import ErrorInfo, IfBusy, Run
@@ -53,6 +53,7 @@ __all__ = [
     "Conflict",
     "ErrorInfo",
     "Event",
+    "EventType",
     "IfBusy",
     "InvalidTransition",
     "MemoryItem",

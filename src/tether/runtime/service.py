@@ -14,14 +14,14 @@ from typing import Any
 
 from tether.core.clock import Clock, SystemClock
 from tether.core.errors import NotFound, UsageError
-from tether.core.event import Event
+from tether.core.event import TERMINAL_RUN_EVENTS, Event
 from tether.core.ids import is_id, new_id
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.page import Page
 from tether.core.run import IfBusy, Run
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
-from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus
+from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry, default_registry
@@ -31,9 +31,6 @@ from tether.runtime.settings import RuntimeSettings
 from tether.store.base import UNSET, Store, Unset
 from tether.store.changes import run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
-
-#: Run events after which a run's stream ends.
-TERMINAL_RUN_EVENTS = frozenset(f"run.{s.value}" for s in RUN_TERMINAL)
 
 
 class Service:
