@@ -9,6 +9,7 @@ import typing
 import pytest
 
 from tether.api.schemas import RunCreate
+from tether.core.errors import UsageError
 from tether.core.run import IfBusy, RunOptionFields, RunOptions
 
 FIELDS = {f.name for f in dataclasses.fields(RunOptions)}
@@ -47,3 +48,5 @@ def test_options_are_frozen_and_keywords_override_them() -> None:
         RunOptions.of(base, agnet="echo")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         RunOptions("coder")  # type: ignore[call-arg]
+    with pytest.raises(UsageError, match="options must be a RunOptions, not dict"):
+        RunOptions.of({"agent": "echo"})  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypedDict, Unpack
 
+from tether.core.errors import UsageError
 from tether.core.status import RUN_ACTIVE, RUN_TERMINAL, RunStatus
 from tether.core.usage import ZERO_USAGE, Usage
 
@@ -48,6 +49,8 @@ class RunOptions:
     def of(cls, options: RunOptions | None = None, **fields: Unpack[RunOptionFields]) -> RunOptions:
         """options (or the defaults) with fields set: how every create_run reads its arguments."""
         base = cls() if options is None else options
+        if not isinstance(base, RunOptions):
+            raise UsageError(f"options must be a RunOptions, not {type(base).__name__}")
         return replace(base, **fields) if fields else base
 
 
