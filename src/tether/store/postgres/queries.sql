@@ -439,12 +439,9 @@ WHERE id = %(id)s AND run_id = %(run_id)s AND status = 'running'
 RETURNING *;
 
 -- name: close_open_steps
--- Tool calls end in_doubt (their effect may have happened without its result being recorded),
--- every other open step failed.
 UPDATE steps
-SET status = CASE WHEN kind = 'tool_call' THEN 'in_doubt' ELSE 'failed' END,
-    error = %(error)s::jsonb, ended_at = GREATEST(%(now)s, started_at)
-WHERE run_id = %(run_id)s AND status = 'running'
+SET status = %(status)s, error = %(error)s::jsonb, ended_at = GREATEST(%(now)s, started_at)
+WHERE run_id = %(run_id)s AND status = 'running' AND (%(kind)s::text IS NULL OR kind = %(kind)s)
 RETURNING *;
 
 -- name: steps_of_run

@@ -6,10 +6,12 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from tether.core.errors import LeaseLost, NotFound, SessionClosed, SessionExpired, UsageError
+from tether.core.event import EventType, step_event
 from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
 from tether.core.session import Session
 from tether.core.status import SessionStatus, StepStatus
+from tether.core.step import StepKind
 from tether.store.changes import RUNS_TOPIC, ChangeFeed, run_topic, session_topic
 from tether.store.sql.database import Database, Row, Tx
 from tether.store.sql.rows import error_data, run_from_row, session_from_row, step_from_row, to_us
@@ -36,7 +38,7 @@ class SqlBase:
     async def _event(
         self,
         tx: Tx,
-        type_: str,
+        type_: EventType,
         *,
         owner: str,
         now: datetime,
@@ -45,14 +47,16 @@ class SqlBase:
         data: dict[str, Any] | None = None,
     ) -> None:
         """Append an event in tx and announce it when tx commits. A run is carried as its
-        summary (RunSummary): not its input, metadata or assembled context, which stay on it."""
+        summary (RunSummary): not its input, metadata or assembled context, which stay on it.
+        A type that is not an EventType is refused before anything is written (ValueError)."""
+        type_ = EventType(type_)
         payload = {} if data is None else data
         run = payload.get("run")
         if isinstance(run, Run):
             payload = {**payload, "run": run.summary().data()}
         payload = to_data(payload)
         await tx.append_event(
-            type=type_,
+            type=type_.value,
             owner=owner,
             session_id=session_id,
             run_id=run_id,
@@ -130,26 +134,27 @@ class SqlBase:
     ) -> None:
         """Close a run's unfinished steps: tool calls as in_doubt (their effect may have
         happened without its result being recorded), the others as failed with error."""
-        rows = await tx.all(
-            "close_open_steps",
-            run_id=run.id,
-            error=self._j(error_data(error)),
-            now=to_us(now),
-        )
-        steps = [step_from_row(row, self._db.load_json) for row in rows]
-        # One statement closes both kinds; their events go out as before: in-doubt tool calls
-        # first, then the failed steps, each in step order.
-        steps.sort(key=lambda step: (step.status is not StepStatus.IN_DOUBT, step.seq))
-        for step in steps:
-            await self._event(
-                tx,
-                f"step.{step.status.value}",
-                owner=run.owner,
-                now=now,
-                session_id=run.session_id,
+        groups = ((StepStatus.IN_DOUBT, StepKind.TOOL_CALL.value), (StepStatus.FAILED, None))
+        for status, kind in groups:
+            rows = await tx.all(
+                "close_open_steps",
                 run_id=run.id,
-                data={"step": step},
+                status=status.value,
+                error=self._j(error_data(error)),
+                now=to_us(now),
+                kind=kind,
             )
+            for row in rows:
+                step = step_from_row(row, self._db.load_json)
+                await self._event(
+                    tx,
+                    step_event(status),
+                    owner=run.owner,
+                    now=now,
+                    session_id=run.session_id,
+                    run_id=run.id,
+                    data={"step": step},
+                )
 
     async def _cancel_in(
         self, tx: Tx, run_id: str, *, owner: str, now: datetime, reason: str
@@ -165,7 +170,7 @@ class SqlBase:
         await self._close_open_steps(tx, run, now=now, error=error)
         await self._event(
             tx,
-            "run.cancelled",
+            EventType.RUN_CANCELLED,
             owner=owner,
             now=now,
             session_id=run.session_id,

@@ -243,6 +243,7 @@ WHERE id = (
                          OR s.last_activity_at + s.ttl_seconds * 1000000 > :now))
     ORDER BY r.created_at, r.id
     LIMIT 1)
+  AND status = 'ready'
 RETURNING *;
 
 -- name: renew_lease
@@ -380,12 +381,8 @@ WHERE id = :id AND run_id = :run_id AND status = 'running'
 RETURNING *;
 
 -- name: close_open_steps
--- Tool calls end in_doubt (their effect may have happened without its result being recorded),
--- every other open step failed.
-UPDATE steps
-SET status = CASE WHEN kind = 'tool_call' THEN 'in_doubt' ELSE 'failed' END,
-    error = :error, ended_at = max(:now, started_at)
-WHERE run_id = :run_id AND status = 'running'
+UPDATE steps SET status = :status, error = :error, ended_at = max(:now, started_at)
+WHERE run_id = :run_id AND status = 'running' AND (:kind IS NULL OR kind = :kind)
 RETURNING *;
 
 -- name: steps_of_run
