@@ -693,7 +693,7 @@ def measure(
                 conv = settle(loop, row.system.fill(conv, 0, size))
                 items.append(conv)
             convs[index] = items
-        gc.collect()
+        _settle_heap()
 
         log.print(f"H = {size:,}: append, newest {NEWEST}, whole conversation …")
         interleave(
@@ -736,6 +736,7 @@ def measure(
             settle(loop, row.system.new_session(f"s-{n}-{uuid.uuid4()}"))
             for n in range(args.sessions)
         ]
+    _settle_heap()
     listing = [(r, "list 1,000 sessions", args.sessions, _lister(r, args.sessions)) for r in rows]
     interleave(loop, [j for j in listing if j[0].system.lists_sessions], args.lists, args.budget)
     interleave(
@@ -748,6 +749,14 @@ def measure(
         args.sessions,
         args.budget,
     )
+
+
+def _settle_heap() -> None:
+    """Collect, then keep what is filled out of later collections: otherwise every system's
+    allocations pay for scanning every other system's data (a garbage collection walks the
+    whole heap), and the systems that allocate most pay most."""
+    gc.collect()
+    gc.freeze()
 
 
 def _appender(

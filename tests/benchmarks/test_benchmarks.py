@@ -44,6 +44,10 @@ SMALL = {
         "--quick",
         ["append one message", "the newest 50", "whole conversation", "tether library"],
     ),
+    "langgraph_threads.py": (
+        "--sizes 3,6 --repeat 1",
+        ["owner's threads", "search status=idle", "count status=idle"],
+    ),
     "run_storage.py": (
         "--runs 5",
         ["run events", "the context it started from", "beyond its steps"],
