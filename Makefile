@@ -12,7 +12,7 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[postgres,dev]'
+	$(PY) -m pip install -q -e '.[postgres,otel,metrics,dev]'
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install tether with its test tools
