@@ -25,6 +25,7 @@ from tether.api.auth import Authenticate
 from tether.api.body_limit import BodyLimit
 from tether.api.empty_query import EmptyQuery
 from tether.api.langgraph import routers as langgraph_routers
+from tether.api.native_telemetry import without_native_tracing
 from tether.api.routes import events, health, memory, runs, sessions
 from tether.api.settings import ApiSettings
 from tether.core.clock import Clock
@@ -118,6 +119,7 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        **without_native_tracing(),
     )
     app.state.settings = settings
     app.state.draining = threading.Event()

@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tether.api import errors
 from tether.api.errors import problem
+from tether.api.native_telemetry import without_native_tracing
 from tether.core.clock import Clock
 from tether.store.base import Store
 from tether.telemetry.metrics import Metrics
@@ -58,7 +59,7 @@ async def metrics(request: Request) -> Response:
 
 def metrics_app(exposition: Exposition) -> FastAPI:
     """An app serving GET /metrics alone (for a process without the HTTP API)."""
-    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None, **without_native_tracing())
     app.state.exposition = exposition
     app.include_router(router)
     errors.install(app)

@@ -22,7 +22,14 @@ from tether.core.status import RunStatus
 from tether.runtime import log_context
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.context_assembly import assemble_context
-from tether.runtime.instruments import LOST, RELEASED, Ending, Instruments, installed
+from tether.runtime.instruments import (
+    LOST,
+    RELEASED,
+    UNRECORDED,
+    Ending,
+    Instruments,
+    installed,
+)
 from tether.runtime.models.base import Model
 from tether.runtime.run_context import RunContext, RunSuspended
 from tether.runtime.settings import RuntimeSettings
@@ -84,8 +91,8 @@ class Executor:
         except asyncio.CancelledError:
             if lost.is_set():
                 return  # cancelled, reaped or finished elsewhere: nothing left to record
-            ending.status = RELEASED
             if not agent_task.done():
+                ending.status = RELEASED
                 agent_task.cancel()
                 with contextlib.suppress(BaseException):
                     await agent_task
@@ -292,8 +299,11 @@ class Executor:
 
 
 def _taken(status: str | None, ending: Ending) -> None:
-    """The run is no longer this execution's: cancelled (status), or else its lease was lost."""
-    ending.status = RunStatus.CANCELLED.value if status == RunStatus.CANCELLED.value else LOST
+    """The run is no longer this execution's: cancelled (status), or else its lease was lost,
+    unless the execution had already ended it itself (the keeper may notice a run this very
+    execution just suspended)."""
+    if ending.status == UNRECORDED:
+        ending.status = RunStatus.CANCELLED.value if status == RunStatus.CANCELLED.value else LOST
 
 
 def _holder(run: Run) -> str:
