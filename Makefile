@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 STAMP := $(VENV)/.installed
 
-.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres clean
+.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres bench-telemetry clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -35,7 +35,7 @@ format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: bench-store bench-floor bench-engine bench-http bench-postgres ## all benchmarks (bench/), printed as tables
+bench: bench-store bench-floor bench-engine bench-http bench-postgres bench-telemetry ## all benchmarks (bench/), printed as tables
 
 bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
@@ -51,6 +51,9 @@ bench-http: $(STAMP) ## the HTTP service under load
 
 bench-postgres: $(STAMP) ## PostgreSQL: runs/s with 1, 2, 4 worker processes; append cost vs history
 	$(PY) bench/postgres.py
+
+bench-telemetry: $(STAMP) ## CPU per run with metrics, tracing or both on, vs off
+	$(PY) bench/telemetry.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -15,7 +15,8 @@ import pytest
 from tether.api import create_app
 from tether.api.settings import ApiSettings
 from tether.core.clock import ManualClock
-from tether.core.status import RunStatus
+from tether.core.status import RunStatus, StepStatus
+from tether.core.step import StepKind
 from tether.core.usage import Usage
 from tether.runtime import builtin
 from tether.runtime.agent import AgentRegistry
@@ -27,8 +28,9 @@ from tether.runtime.worker import Worker
 from tether.store.base import Store
 from tether.store.factory import open_store
 from tether.telemetry import create_metrics
+from tether.telemetry.metrics import MAX_TOOLS, OTHER_TOOL
 
-from ..support import TEST_SETTINGS, until
+from ..support import TEST_SETTINGS, WORKER, Factory, until
 from .conftest import in_process
 from .scrape import OPENMETRICS, Samples, parse
 from .test_tracing import _chat
@@ -313,3 +315,30 @@ async def test_a_cancelled_run_is_not_a_lease_loss(
     assert samples.get("tether_lease_losses_total") == 0
     assert samples.get("tether_runs_finished_total", agent="blocker", status="cancelled") == 1
     assert samples.total("tether_runs_reaped_total") == 0
+
+
+async def test_tool_names_a_model_invents_cannot_grow_the_series_without_bound(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    metrics = create_metrics()
+    timed = metrics.watch(store)
+    run = await make.held((await make.session()).id)
+    for position in range(1, MAX_TOOLS + 6):
+        await timed.record_step(
+            run_id=run.id,
+            worker_id=WORKER,
+            position=position,
+            kind=StepKind.TOOL_CALL,
+            name=f"invented_{position}",
+            input={},
+            now=clock.now(),
+            status=StepStatus.FAILED,
+        )
+    service = Service(timed, clock=clock)
+    samples = await _render(metrics, service)
+    tools = {
+        dict(labels)["tool"] for name, labels in samples.values if name == "tether_tool_calls_total"
+    }
+    assert len(tools) == MAX_TOOLS + 1 and OTHER_TOOL in tools
+    assert samples.get("tether_tool_calls_total", tool=OTHER_TOOL, outcome="failed") == 5
+    assert samples.total("tether_tool_calls_total") == MAX_TOOLS + 5

@@ -70,6 +70,10 @@ _CLOSED_STEP = frozenset(
     s.value for s in (StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.IN_DOUBT)
 )
 _UNFINISHED = (RunStatus.READY, RunStatus.RUNNING, RunStatus.WAITING)
+#: Tool names label tool calls; a model may ask for tools that do not exist, so past this many
+#: distinct names the others count together as OTHER_TOOL (series stay bounded).
+MAX_TOOLS = 200
+OTHER_TOOL = "(other)"
 
 
 class Metrics(Instruments):
@@ -168,6 +172,7 @@ class Metrics(Instruments):
         )
         self._database = _DatabaseGauges()
         registry.register(self._database)
+        self._tools: set[str] = set()
 
     # -- wiring --------------------------------------------------------------------------------
 
@@ -206,8 +211,9 @@ class Metrics(Instruments):
 
     # -- what the store committed --------------------------------------------------------------
 
-    def _time_store(self, operation: str, seconds: float) -> None:
-        self.store_latency.labels(operation).observe(seconds)
+    def _time_store(self, operation: str) -> Callable[[float], None]:
+        observe: Callable[[float], None] = self.store_latency.labels(operation).observe
+        return observe
 
     def _committed(self, type_: str, data: Mapping[str, Any]) -> None:
         family, _, what = type_.partition(".")
@@ -232,12 +238,20 @@ class Metrics(Instruments):
     def _step_closed(self, outcome: str, step: Step) -> None:
         self.steps.labels(step.kind.value, outcome).inc()
         if step.kind is StepKind.TOOL_CALL:
-            self.tool_calls.labels(step.name, outcome).inc()
+            self.tool_calls.labels(self._tool(step.name), outcome).inc()
         elif step.kind is StepKind.MODEL_CALL:
             if step.usage.input_tokens:
                 self.tokens.labels(step.name, "input").inc(step.usage.input_tokens)
             if step.usage.output_tokens:
                 self.tokens.labels(step.name, "output").inc(step.usage.output_tokens)
+
+
+    def _tool(self, name: str) -> str:
+        if name not in self._tools:
+            if len(self._tools) >= MAX_TOOLS:
+                return OTHER_TOOL
+            self._tools.add(name)
+        return name
 
 
 class _DatabaseGauges(Collector):

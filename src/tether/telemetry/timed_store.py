@@ -10,8 +10,8 @@ from typing import Any, cast
 
 from tether.store.base import Store
 
-#: Told how long one operation took: (operation name, seconds).
-Timing = Callable[[str, float], None]
+#: Given an operation's name, what to tell how long each call of it took (in seconds).
+Timing = Callable[[str], Callable[[float], None]]
 
 
 class TimedStore:
@@ -39,12 +39,14 @@ def timed(store: Store, timing: Timing) -> Store:
 def _timed(
     name: str, operation: Callable[..., Awaitable[Any]], timing: Timing
 ) -> Callable[..., Awaitable[Any]]:
+    took = timing(name)
+
     @functools.wraps(operation)
     async def call(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
             return await operation(*args, **kwargs)
         finally:
-            timing(name, time.perf_counter() - start)
+            took(time.perf_counter() - start)
 
     return call
