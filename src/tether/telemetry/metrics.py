@@ -245,7 +245,6 @@ class Metrics(Instruments):
             if step.usage.output_tokens:
                 self.tokens.labels(step.name, "output").inc(step.usage.output_tokens)
 
-
     def _tool(self, name: str) -> str:
         if name not in self._tools:
             if len(self._tools) >= MAX_TOOLS:
