@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
@@ -293,3 +294,32 @@ async def test_a_refused_request_is_a_server_span_too(tmp_path: Path, spans: Spa
     assert (refused["/v1/sessions"].attributes or {})["http.response.status_code"] == 401
     assert (refused["/nowhere"].attributes or {})["http.response.status_code"] == 404
     assert all(s.kind is SpanKind.SERVER for s in refused.values())
+
+
+async def test_the_http_client_carries_the_callers_trace_to_the_server(
+    tmp_path: Path, spans: Spans
+) -> None:
+    """A program's span around tether.connect's calls: the request spans and the run join it."""
+    from opentelemetry import trace
+
+    from tether.client import AsyncClient
+
+    app = create_app(ApiSettings(db=str(tmp_path / "t.db"), auth=False))
+    tracer = spans.provider.get_tracer("a program")
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with AsyncClient("http://tether", transport=transport) as client:
+            with tracer.start_as_current_span("the program's work") as work:
+                session = await client.create_session(title="over HTTP")
+                run = await client.create_run(session.id, "hello")
+            done = await client.wait_run(run.id, timeout=WAIT)
+            assert done.status is RunStatus.COMPLETED
+            await _finished(spans, "invoke_agent echo", 1)
+    program_trace = f"{work.get_span_context().trace_id:032x}"
+    assert run.traceparent is not None and run.traceparent.split("-")[1] == program_trace
+    [request] = spans.named("POST /v1/sessions/{session_id}/runs")
+    assert _hex(request)[0] == program_trace
+    assert _parent(request) == f"{work.get_span_context().span_id:016x}"
+    [execution] = spans.named("invoke_agent echo")
+    assert _hex(execution)[0] == program_trace
+    assert trace.get_current_span().get_span_context().is_valid is False

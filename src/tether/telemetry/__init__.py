@@ -3,7 +3,8 @@
 Nothing here imports OpenTelemetry or prometheus-client until it is turned on:
 
 * ``enable_tracing()`` reports every run, model call, tool call (and, in ``tether serve``,
-  every HTTP request) as a span (extra ``tether[otel]``; ``tether serve --otel``);
+  every HTTP request) as a span (extra ``tether[otel]``; ``tether serve --otel``); the HTTP
+  client then sends the current trace context with each request (``trace_headers``);
 * ``tether serve --metrics`` serves ``GET /metrics`` (extra ``tether[metrics]``), see
   ``tether.telemetry.metrics``;
 * ``--log-format json`` writes every log line as one JSON object, see ``tether.telemetry.logs``.
@@ -58,6 +59,19 @@ def disable_tracing() -> None:
 def tracing_enabled() -> bool:
     """Whether enable_tracing() is in force."""
     return _tracing
+
+
+def trace_headers() -> dict[str, str]:
+    """The trace context of the current span as HTTP headers (W3C ``traceparent``, as the
+    process propagates it), so the server's spans join the caller's trace; none when tracing
+    is off."""
+    if not _tracing:
+        return {}
+    from opentelemetry import propagate
+
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
 
 
 def create_metrics() -> Metrics:
