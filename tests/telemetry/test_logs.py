@@ -176,6 +176,8 @@ def test_a_worker_logs_json_lines_naming_the_runs(tmp_path: Path) -> None:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
+        started = "worker .* started on"  # a slow machine may take seconds to start Python
+        eventually(lambda: any("started on" in line for line in lines), timeout=60, what=started)
         with httpx.Client(base_url=server.url, timeout=30) as http:
             session = http.post("/v1/sessions", json={"title": "worked"}).json()
             path = f"/v1/sessions/{session['id']}/runs"

@@ -31,9 +31,9 @@ from tether.telemetry import create_metrics
 from tether.telemetry.metrics import MAX_TOOLS, OTHER_TOOL
 
 from ..support import TEST_SETTINGS, WORKER, Factory, until
+from .agents import chat
 from .conftest import in_process
 from .scrape import OPENMETRICS, Samples, parse
-from .test_tracing import _chat
 
 WAIT = 15.0
 TOKEN = "scrape-me-4f1c"
@@ -128,7 +128,7 @@ async def test_tool_calls_and_tokens_are_counted_by_tool_model_and_outcome(
     tmp_path: Path,
 ) -> None:
     agents = builtin.register(AgentRegistry())
-    agents.register("chat", _chat)
+    agents.register("chat", chat)
     model = ScriptedModel(
         [
             ModelResponse(

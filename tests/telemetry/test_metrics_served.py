@@ -68,7 +68,7 @@ def test_a_worker_serves_its_own_metrics(tmp_path: Path) -> None:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        url = eventually(lambda: found.get("url"), what="the worker's metrics port")
+        url = eventually(lambda: found.get("url"), timeout=60, what="the worker's metrics port")
         with httpx.Client(base_url=server.url, timeout=30) as http:
             session = http.post("/v1/sessions", json={"title": "worked"}).json()
             run = http.post(f"/v1/sessions/{session['id']}/runs", json={"goal": "g"}).json()

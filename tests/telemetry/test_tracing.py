@@ -4,7 +4,6 @@ as its children, the GenAI attributes and tether's ids on every span (SDK in-mem
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -19,12 +18,11 @@ from tether.core.status import RunStatus
 from tether.core.usage import Usage
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.models import ModelResponse, ScriptedModel, ToolCall
-from tether.runtime.run_context import RunContext
 from tether.runtime.service import Service
-from tether.runtime.tools import ToolRegistry, tool
 from tether.runtime.worker import Worker
 
 from ..support import TEST_SETTINGS, until
+from .agents import chat
 from .conftest import Spans, in_process
 
 WAIT = 15.0
@@ -131,32 +129,10 @@ async def test_a_run_retried_after_its_worker_died_continues_its_trace(
     assert (execution.attributes or {})["tether.run.attempt"] == 2
 
 
-@tool
-def lookup(term: str) -> str:
-    """Look a term up."""
-    return f"{term}: found"
-
-
-async def _chat(ctx: RunContext) -> dict[str, Any]:
-    """Ask the model, call the tools it asks for, until it answers."""
-    ctx.tools = ToolRegistry([lookup])
-    messages: list[dict[str, Any]] = [{"role": "user", "content": ctx.goal}]
-    while True:
-        reply = await ctx.complete(messages)
-        messages.append(reply.to_message())
-        if not reply.tool_calls:
-            return {"answer": reply.content}
-        for call in reply.tool_calls:
-            outcome = await ctx.call_tool(call.name, call.arguments, call_id=call.id)
-            messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": outcome.for_model()}
-            )
-
-
 async def test_model_and_tool_calls_are_children_of_the_execution(
     service: Service, agents: AgentRegistry, clock: ManualClock, spans: Spans
 ) -> None:
-    agents.register("chat", _chat)
+    agents.register("chat", chat)
     model = ScriptedModel(
         [
             ModelResponse(
