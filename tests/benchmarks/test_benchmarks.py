@@ -52,6 +52,10 @@ SMALL = {
         "--runs 5",
         ["run events", "the context it started from", "beyond its steps"],
     ),
+    "telemetry.py": (
+        "--runs 10 --rounds 1",
+        ["CPU per run", "metrics", "tracing", "both"],
+    ),
     "postgres.py": (
         "--runs 12 --sessions 3 --processes 1,2 --sizes 100 --iterations 10",
         ["sqlite embedded", "postgres, 1 worker", "postgres, 2 worker", "add_message"],
