@@ -14,10 +14,12 @@ from tether.store.postgres.database import PostgresDatabase
 from tether.store.sql.queries import load_queries
 
 from ..pg import Databases
-from ..support import SCHEMA_3_DELETED_RUN, check_recounted
+from ..support import SCHEMA_3_DELETED_RUN, SCHEMA_4_ROWS, check_conversation_core, check_recounted
 from .helpers import run, sql
 
 pytestmark = pytest.mark.postgres
+
+MIGRATIONS = load_migrations("tether.store.postgres")
 
 
 def test_many_nodes_migrating_at_once_apply_each_migration_once(pg: Databases) -> None:
@@ -37,14 +39,12 @@ def test_many_nodes_migrating_at_once_apply_each_migration_once(pg: Databases) -
     for thread in threads:
         thread.join()
     assert errors == []
-    assert sorted(results) == [(0, 4)] + [(4, 4)] * 7
+    latest = MIGRATIONS[-1].version
+    assert sorted(results) == [(0, latest)] + [(latest, latest)] * 7
     assert sql(url, "SELECT version, name FROM schema_version ORDER BY 1") == [
-        (1, "initial"),
-        (2, "api_keys"),
-        (3, "delete_indexes"),
-        (4, "deleted_runs"),
+        (m.version, m.name) for m in MIGRATIONS
     ]
-    assert migrate_store(url) == (4, 4)
+    assert migrate_store(url) == (latest, latest)
 
 
 def test_a_database_from_a_newer_tether_is_refused(pg_url: str) -> None:
@@ -115,6 +115,32 @@ def test_version_four_recounts_sessions_whose_runs_were_deleted_before_it(pg: Da
         store = open_store(url)
         try:
             await check_recounted(store)
+        finally:
+            await store.close()
+
+    run(check())
+
+
+def test_version_five_keeps_memory_and_messages_and_adds_the_app_scope(pg: Databases) -> None:
+    url = pg.empty_url()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE schema_version (version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for migration in MIGRATIONS[:4]:
+            conn.execute(migration.sql.encode())
+            conn.execute(
+                "INSERT INTO schema_version (version, name) VALUES (%s, %s)",
+                (migration.version, migration.name),
+            )
+        for statement in SCHEMA_4_ROWS:
+            conn.execute(statement)
+
+    async def check() -> None:
+        store = open_store(url)
+        try:
+            await check_conversation_core(store)
         finally:
             await store.close()
 

@@ -14,6 +14,8 @@ EVENT_TYPES = frozenset(
         "session.closed",
         "session.expired",
         "message.added",
+        "message.removed",
+        "messages.cleared",
         "run.created",
         "run.started",
         "run.waiting",

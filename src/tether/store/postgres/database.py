@@ -312,6 +312,7 @@ class PostgresDatabase:
 
 async def _configure(conn: AsyncConn) -> None:
     conn.adapters.register_loader("jsonb", TextLoader)  # JSON columns arrive as text
+    conn.adapters.register_loader("json", TextLoader)
 
 
 async def _abandon(conn: AsyncConn) -> None:

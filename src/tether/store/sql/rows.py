@@ -82,6 +82,8 @@ def session_from_row(row: Row, load: LoadJson) -> Session:
         closed_at=opt_dt(row["closed_at"]),
         run_count=row["run_count"] - row["deleted_runs"],
         usage=_usage(row),
+        external_key=row["external_key"],
+        app=row["app"],
     )
 
 
@@ -146,13 +148,30 @@ def message_from_row(row: Row, load: LoadJson) -> Message:
         created_at=from_us(row["created_at"]),
         run_id=row["run_id"],
         metadata=load(row["metadata"]) or {},
+        item=load(row["item"]),
+        removed_at=opt_dt(row["removed_at"]),
     )
 
 
+def stored_scope_id(scope: MemoryScope, scope_id: str, owner: str | None) -> str:
+    """The scope_id column of an item: an app's items are stored under their owner too, so
+    that two owners' apps of the same name share nothing (owners are printable: the separator
+    never occurs in one)."""
+    if scope is not MemoryScope.APP:
+        return scope_id
+    if owner is None:
+        raise ValueError("app memory is always read and written for an owner")
+    return f"{owner}{NAMESPACE_SEP}{scope_id}"
+
+
 def memory_from_row(row: Row, load: LoadJson) -> MemoryItem:
+    scope = MemoryScope(row["scope"])
+    scope_id = row["scope_id"]
+    if scope is MemoryScope.APP:
+        scope_id = scope_id.split(NAMESPACE_SEP, 1)[1]
     return MemoryItem(
-        scope=MemoryScope(row["scope"]),
-        scope_id=row["scope_id"],
+        scope=scope,
+        scope_id=scope_id,
         key=row["key"],
         value=load(row["value"]),
         created_at=from_us(row["created_at"]),

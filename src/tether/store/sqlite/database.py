@@ -60,6 +60,8 @@ class _Tx:
             check_params(row)
         try:
             self._conn.executemany(_QUERIES[query], rows)
+        except UnicodeEncodeError as exc:
+            raise not_unicode(exc) from exc
         except sqlite3.Error as exc:
             raise StoreError(f"{self._location}: {query}: {exc}") from exc
 
