@@ -17,6 +17,7 @@ from rich.console import Console
 from tether.core.errors import TetherError, UsageError
 from tether.runtime.facade import Tether
 from tether.runtime.facade import open as open_tether
+from tether.runtime.handles import SessionHandle
 from tether.store.factory import DEFAULT_DB, check_url, is_postgres, sqlite_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,6 +54,13 @@ OwnerOption = Annotated[
         "--owner",
         envvar="TETHER_OWNER",
         help="Whose sessions to see in the database (with --url, the API key decides).",
+    ),
+]
+KeyOption = Annotated[
+    bool,
+    typer.Option(
+        "--key",
+        help="SESSION is the session's external key (your own name for it), not its id.",
     ),
 ]
 DEFAULT_OWNER = "local"
@@ -131,3 +139,9 @@ def _from_command_line(ctx: typer.Context, name: str) -> bool:
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
+
+
+def find_session(tt: Tether, session: str, by_key: bool) -> SessionHandle:
+    """The session named on the command line: by its id, or by its external key with --key
+    (never one for the other)."""
+    return tt.sessions.get(key=session) if by_key else tt.sessions.get(session)
