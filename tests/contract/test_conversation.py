@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from tether.core.clock import ManualClock
 from tether.core.errors import NotFound, SessionClosed, UsageError
-from tether.core.message import NewMessage, Role
+from tether.core.message import Message, NewMessage, Role
+from tether.core.serde import from_data, to_data
 from tether.store.base import Store
 
 from ..support import OWNER, Backend, Factory
@@ -142,6 +143,9 @@ async def test_a_batch_appends_in_order_with_one_event_per_message(
     events = await store.list_events(session_id=session.id, limit=1000)
     added_events = [e for e in events if e.type == "message.added"]
     assert [e.data["message"]["seq"] for e in added_events] == list(range(1, 102))
+    # Each event carries its message, in the form every other message event has.
+    assert [from_data(Message, e.data["message"]) for e in added_events[1:]] == added
+    assert added_events[1].data == to_data({"message": added[0]})
 
 
 async def test_a_batch_is_one_transaction(store: Store, make: Factory) -> None:

@@ -137,6 +137,8 @@ def json_value(value: Any) -> Any:
 def mapping(name: str, value: Any) -> dict[str, Any]:
     if value is None:
         return {}
+    if type(value) is dict and not value:
+        return value
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise UsageError(f"{name} must be a JSON object")
     try:

@@ -182,11 +182,13 @@ INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, crea
 VALUES (%(id)s, %(session_id)s, %(seq)s, %(role)s, %(content)s, %(run_id)s,
         %(metadata)s::jsonb, %(created_at)s, %(item)s::json);
 
--- The conversation: messages above the session's cleared_seq (one index range, however much a
--- clear removed) that were not popped, unless removed ones are asked for too (removed). The
--- session row also scopes the read to its owner: another owner's session reads as empty.
+-- The conversation, in the columns (and their order) rows.message_from_row reads: messages
+-- above the session's cleared_seq (one index range, however much a clear removed) and not
+-- popped, unless removed ones are asked for too (removed). The session row also scopes the
+-- read to its owner: another owner's session reads as empty.
 -- name: messages_forward
-SELECT * FROM messages
+SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s
   AND seq > GREATEST(%(after_seq)s::bigint,
                      COALESCE((SELECT CASE WHEN %(removed)s THEN 0 ELSE cleared_seq END
@@ -198,7 +200,8 @@ WHERE session_id = %(session_id)s AND seq < %(before_seq)s
 ORDER BY seq LIMIT %(limit)s;
 
 -- name: messages_backward
-SELECT * FROM messages
+SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s
   AND seq > GREATEST(%(after_seq)s::bigint,
                      COALESCE((SELECT CASE WHEN %(removed)s THEN 0 ELSE cleared_seq END
@@ -210,14 +213,14 @@ WHERE session_id = %(session_id)s AND seq < %(before_seq)s
 ORDER BY seq DESC LIMIT %(limit)s;
 
 -- name: newest_message
-SELECT * FROM messages
+SELECT id FROM messages
 WHERE session_id = %(session_id)s AND seq > %(after_seq)s AND removed_at IS NULL
 ORDER BY seq DESC LIMIT 1;
 
 -- name: remove_message
 UPDATE messages SET removed_at = GREATEST(%(now)s, created_at)
 WHERE id = %(id)s AND removed_at IS NULL
-RETURNING *;
+RETURNING id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at;
 
 -- name: remove_messages
 UPDATE messages SET removed_at = GREATEST(%(now)s, created_at)

@@ -50,13 +50,36 @@ class SqlBase:
         snapshot = payload.get("run")
         if isinstance(snapshot, dict):
             snapshot.pop("context", None)
-        await tx.append_event(
-            type=type_,
-            owner=owner,
-            session_id=session_id,
-            run_id=run_id,
-            data=self._j(payload),
-            created_at=to_us(now),
+        await self._events(
+            tx, type_, owner=owner, now=now, session_id=session_id, run_id=run_id, data=[payload]
+        )
+
+    async def _events(
+        self,
+        tx: Tx,
+        type_: str,
+        *,
+        owner: str,
+        now: datetime,
+        session_id: str | None,
+        run_id: str | None = None,
+        data: list[dict[str, Any]],
+    ) -> None:
+        """Append one event of type_ per payload in data (each already in its JSON form), in
+        order, and announce them when tx commits."""
+        at = to_us(now)
+        await tx.append_events(
+            [
+                {
+                    "type": type_,
+                    "owner": owner,
+                    "session_id": session_id,
+                    "run_id": run_id,
+                    "data": self._j(payload),
+                    "created_at": at,
+                }
+                for payload in data
+            ]
         )
         topics = [f"owner:{owner}"]
         if session_id:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from tether.core.clock import to_iso
 from tether.core.errors import AlreadyExists, NotFound
 from tether.core.event import Event
 from tether.core.ids import new_id
@@ -20,6 +21,7 @@ from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
     event_from_row,
+    message_data,
     message_from_row,
     session_from_row,
     to_us,
@@ -327,15 +329,15 @@ class SessionsPart(SqlBase):
                 for n, new in enumerate(messages)
             ]
             await tx.many("insert_message", [self._message_row(m) for m in added])
-            for message in added:
-                await self._event(
-                    tx,
-                    "message.added",
-                    owner=touched["owner"],
-                    now=now,
-                    session_id=session_id,
-                    data={"message": message},
-                )
+            at = to_iso(now)
+            await self._events(
+                tx,
+                "message.added",
+                owner=touched["owner"],
+                now=now,
+                session_id=session_id,
+                data=[{"message": message_data(m, at)} for m in added],
+            )
         return added
 
     def _message_row(self, message: Message) -> dict[str, Any]:

@@ -156,11 +156,13 @@ DELETE FROM sessions WHERE id = :id;
 INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at, item)
 VALUES (:id, :session_id, :seq, :role, :content, :run_id, :metadata, :created_at, :item);
 
--- The conversation: messages above the session's cleared_seq (one index range, however much a
--- clear removed) that were not popped, unless removed ones are asked for too (:removed). The
--- session row also scopes the read to its owner: another owner's session reads as empty.
+-- The conversation, in the columns (and their order) rows.message_from_row reads: messages
+-- above the session's cleared_seq (one index range, however much a clear removed) and not
+-- popped, unless removed ones are asked for too (:removed). The session row also scopes the
+-- read to its owner: another owner's session reads as empty.
 -- name: messages_forward
-SELECT * FROM messages
+SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
   AND seq > max(:after_seq, COALESCE((SELECT CASE WHEN :removed THEN 0 ELSE cleared_seq END
                                       FROM sessions
@@ -171,7 +173,8 @@ WHERE session_id = :session_id AND seq < :before_seq
 ORDER BY seq LIMIT :limit;
 
 -- name: messages_backward
-SELECT * FROM messages
+SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
   AND seq > max(:after_seq, COALESCE((SELECT CASE WHEN :removed THEN 0 ELSE cleared_seq END
                                       FROM sessions
@@ -182,14 +185,14 @@ WHERE session_id = :session_id AND seq < :before_seq
 ORDER BY seq DESC LIMIT :limit;
 
 -- name: newest_message
-SELECT * FROM messages
+SELECT id FROM messages
 WHERE session_id = :session_id AND seq > :after_seq AND removed_at IS NULL
 ORDER BY seq DESC LIMIT 1;
 
 -- name: remove_message
 UPDATE messages SET removed_at = max(:now, created_at)
 WHERE id = :id AND removed_at IS NULL
-RETURNING *;
+RETURNING id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at;
 
 -- name: remove_messages
 UPDATE messages SET removed_at = max(:now, created_at)
