@@ -165,7 +165,7 @@ class AsyncSessions:
     ) -> AsyncSessionHandle:
         """A session by its id, or (``key=``) by its external key: one or the other."""
         if (session_id is None) == (key is None):
-            raise UsageError("give a session id or key=, not both")
+            raise UsageError("give either a session id or key= (one of the two)")
         if session_id is not None:
             session = await self._tt.backend.get_session(session_id)
         else:

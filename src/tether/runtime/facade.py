@@ -207,7 +207,7 @@ class Sessions:
         """A session by its id, or (``key=``) by its external key: one or the other, never
         guessed, so a key that looks like an id never finds another session."""
         if (session_id is None) == (key is None):
-            raise UsageError("give a session id or key=, not both")
+            raise UsageError("give either a session id or key= (one of the two)")
         found = (
             self._tt.backend.get_session(session_id)
             if session_id is not None
