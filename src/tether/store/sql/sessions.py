@@ -8,7 +8,7 @@ from typing import Any
 
 from tether.core.clock import to_iso
 from tether.core.errors import AlreadyExists, NotFound
-from tether.core.event import Event
+from tether.core.event import Event, EventType
 from tether.core.ids import new_id
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
@@ -82,7 +82,7 @@ class SessionsPart(SqlBase):
         )
         await self._event(
             tx,
-            "session.created",
+            EventType.SESSION_CREATED,
             owner=session.owner,
             now=session.created_at,
             session_id=session.id,
@@ -198,7 +198,7 @@ class SessionsPart(SqlBase):
             }
             await self._event(
                 tx,
-                "session.updated",
+                EventType.SESSION_UPDATED,
                 owner=session.owner,
                 now=now,
                 session_id=session.id,
@@ -222,7 +222,7 @@ class SessionsPart(SqlBase):
             )
             await self._event(
                 tx,
-                "session.closed",
+                EventType.SESSION_CLOSED,
                 owner=closed.owner,
                 now=now,
                 session_id=session_id,
@@ -239,7 +239,7 @@ class SessionsPart(SqlBase):
         )
         await self._event(
             tx,
-            "session.expired",
+            EventType.SESSION_EXPIRED,
             owner=session.owner,
             now=now,
             session_id=session.id,
@@ -332,7 +332,7 @@ class SessionsPart(SqlBase):
             at = to_iso(now)
             await self._events(
                 tx,
-                "message.added",
+                EventType.MESSAGE_ADDED,
                 owner=touched["owner"],
                 now=now,
                 session_id=session_id,
@@ -357,7 +357,7 @@ class SessionsPart(SqlBase):
         await tx.run("insert_message", **self._message_row(message))
         await self._event(
             tx,
-            "message.added",
+            EventType.MESSAGE_ADDED,
             owner=owner,
             now=message.created_at,
             session_id=message.session_id,
@@ -411,7 +411,7 @@ class SessionsPart(SqlBase):
             removed = message_from_row(row, self._db.load_json)
             await self._event(
                 tx,
-                "message.removed",
+                EventType.MESSAGE_REMOVED,
                 owner=touched["owner"],
                 now=now,
                 session_id=session_id,
@@ -437,7 +437,7 @@ class SessionsPart(SqlBase):
             await tx.run("set_cleared_seq", id=session_id, seq=through)
             await self._event(
                 tx,
-                "messages.cleared",
+                EventType.MESSAGES_CLEARED,
                 owner=touched["owner"],
                 now=now,
                 session_id=session_id,
