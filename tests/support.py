@@ -23,6 +23,7 @@ from tether.core.usage import Usage
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import Store
 from tether.store.factory import open_store
+from tether.store.migrate import Migration
 
 T = TypeVar("T")
 
@@ -247,7 +248,7 @@ SCHEMA_1_ROWS = (
     " VALUES ('m1', 's1', 1, 'user', 'still here?', 0)",
     "INSERT INTO runs (id, session_id, owner, seq, agent, goal, status, created_at, updated_at,"
     " started_at, worker_id, lease_expires_at)"
-    " VALUES ('r1', 's1', 'local', 1, 'echo', 'g', 'running', 0, 0, 0, 'w', 1)",
+    " VALUES ('r1', 's1', 'local', 1, 'echo', 'an old goal', 'running', 0, 0, 0, 'w', 1)",
     "INSERT INTO memory (scope, scope_id, key, value, session_id, created_at, updated_at)"
     " VALUES ('session', 's1', 'python', '\"3.9\"', 's1', 0, 0)",
     "INSERT INTO events (type, owner, session_id, data, created_at)"
@@ -256,9 +257,9 @@ SCHEMA_1_ROWS = (
     " VALUES ('message.added', 'local', 's1', '{}', 0)",
 )
 
-#: Rows of schema 4 that version 5 (the conversation core) must keep: memory of every scope
-#: (the SQLite migration rebuilds that table) and a conversation.
-SCHEMA_4_ROWS = (
+#: Rows written before the conversation-core migration that it must keep: memory of every
+#: scope (the SQLite migration rebuilds that table) and a conversation.
+ROWS_BEFORE_CONVERSATION_CORE = (
     "INSERT INTO sessions (id, owner, status, created_at, updated_at, last_activity_at,"
     " message_count) VALUES ('s1', 'local', 'active', 0, 0, 0, 2)",
     "INSERT INTO messages (id, session_id, seq, role, content, created_at)"
@@ -272,9 +273,15 @@ SCHEMA_4_ROWS = (
 )
 
 
+def before_conversation_core(migrations: list[Migration]) -> list[Migration]:
+    """The migrations before the conversation core's (found by name: numbers may move)."""
+    names = [m.name for m in migrations]
+    return migrations[: names.index("conversation_core")]
+
+
 async def check_conversation_core(store: Store) -> None:
-    """After migrating SCHEMA_4_ROWS: the rows read as before, sessions have no key nor app,
-    messages carry no item and none is removed, and the app scope takes items."""
+    """After migrating ROWS_BEFORE_CONVERSATION_CORE: the rows read as before, sessions have no
+    key nor app, messages carry no item and none is removed, and the app scope takes items."""
     session = await store.get_session("s1")
     assert session is not None and (session.external_key, session.app) == (None, None)
     messages = await store.list_messages("s1")

@@ -14,7 +14,13 @@ from tether.store.postgres.database import PostgresDatabase
 from tether.store.sql.queries import load_queries
 
 from ..pg import Databases
-from ..support import SCHEMA_3_DELETED_RUN, SCHEMA_4_ROWS, check_conversation_core, check_recounted
+from ..support import (
+    ROWS_BEFORE_CONVERSATION_CORE,
+    SCHEMA_3_DELETED_RUN,
+    before_conversation_core,
+    check_conversation_core,
+    check_recounted,
+)
 from .helpers import run, sql
 
 pytestmark = pytest.mark.postgres
@@ -39,10 +45,11 @@ def test_many_nodes_migrating_at_once_apply_each_migration_once(pg: Databases) -
     for thread in threads:
         thread.join()
     assert errors == []
-    latest = MIGRATIONS[-1].version
+    migrations = load_migrations("tether.store.postgres")
+    latest = migrations[-1].version
     assert sorted(results) == [(0, latest)] + [(latest, latest)] * 7
     assert sql(url, "SELECT version, name FROM schema_version ORDER BY 1") == [
-        (m.version, m.name) for m in MIGRATIONS
+        (m.version, m.name) for m in migrations
     ]
     assert migrate_store(url) == (latest, latest)
 
@@ -121,20 +128,22 @@ def test_version_four_recounts_sessions_whose_runs_were_deleted_before_it(pg: Da
     run(check())
 
 
-def test_version_five_keeps_memory_and_messages_and_adds_the_app_scope(pg: Databases) -> None:
+def test_the_conversation_core_keeps_memory_and_messages_and_adds_the_app_scope(
+    pg: Databases,
+) -> None:
     url = pg.empty_url()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             "CREATE TABLE schema_version (version integer PRIMARY KEY, name text NOT NULL,"
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        for migration in MIGRATIONS[:4]:
+        for migration in before_conversation_core(MIGRATIONS):
             conn.execute(migration.sql.encode())
             conn.execute(
                 "INSERT INTO schema_version (version, name) VALUES (%s, %s)",
                 (migration.version, migration.name),
             )
-        for statement in SCHEMA_4_ROWS:
+        for statement in ROWS_BEFORE_CONVERSATION_CORE:
             conn.execute(statement)
 
     async def check() -> None:

@@ -17,9 +17,10 @@ from tether.store.sqlite.database import _statements
 from tether.store.sqlite.store import SqliteStore
 
 from ..support import (
+    ROWS_BEFORE_CONVERSATION_CORE,
     SCHEMA_1_ROWS,
     SCHEMA_3_DELETED_RUN,
-    SCHEMA_4_ROWS,
+    before_conversation_core,
     check_conversation_core,
     check_recounted,
 )
@@ -152,7 +153,13 @@ async def test_a_file_at_version_one_opens_at_the_latest_version_with_its_data(
             ("still here?", None, None)
         ]
         stored_run = await store.get_run("r1")
-        assert stored_run is not None and stored_run.status is RunStatus.RUNNING
+        assert stored_run is not None
+        assert (stored_run.goal, stored_run.status, stored_run.worker_id) == (
+            "an old goal",
+            RunStatus.RUNNING,
+            "w",
+        )
+        assert stored_run.traceparent is None
         item = await store.get_memory(scope=MemoryScope.SESSION, scope_id="s1", key="python")
         assert item is not None and item.value == "3.9"
         events = await store.list_events(session_id="s1")
@@ -195,24 +202,25 @@ async def test_version_four_recounts_sessions_whose_runs_were_deleted_before_it(
         await store.close()
 
 
-async def test_version_five_keeps_memory_and_messages_and_adds_the_app_scope(
+async def test_the_conversation_core_keeps_memory_and_messages_and_adds_the_app_scope(
     tmp_path: Path,
 ) -> None:
-    """Version 5 rebuilds the memory table (SQLite cannot widen a CHECK in place)."""
-    path = tmp_path / "v4.db"
+    """The conversation-core migration rebuilds the memory table (SQLite cannot widen a CHECK
+    in place)."""
+    path = tmp_path / "before.db"
     with sqlite3.connect(path) as conn:
         conn.execute(
             "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
             " applied_at TEXT NOT NULL)"
         )
-        for migration in MIGRATIONS[:4]:
+        for migration in before_conversation_core(MIGRATIONS):
             for statement in _statements(migration.sql):
                 conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_version VALUES (?, ?, 'then')",
                 (migration.version, migration.name),
             )
-        for statement in SCHEMA_4_ROWS:
+        for statement in ROWS_BEFORE_CONVERSATION_CORE:
             conn.execute(statement)
     store = SqliteStore(path)
     try:

@@ -1,4 +1,4 @@
--- tether schema, version 5: the shared conversation core.
+-- tether schema, version 6: the shared conversation core.
 -- * Sessions get an optional external key (the caller's own name for a session, unique among
 --   one owner's sessions) and an app (whose memory their runs share).
 -- * Messages may carry a structured item (any JSON object, kept as its exact text), and are
@@ -17,7 +17,7 @@ CREATE UNIQUE INDEX sessions_by_external_key ON sessions (owner, external_key)
 ALTER TABLE messages ADD COLUMN item TEXT;
 ALTER TABLE messages ADD COLUMN removed_at INTEGER;
 
-CREATE TABLE memory_v5 (
+CREATE TABLE memory_rebuilt (
     scope         TEXT NOT NULL CHECK (scope IN ('run', 'session', 'user', 'app')),
     scope_id      TEXT NOT NULL,
     namespace     TEXT NOT NULL DEFAULT '',
@@ -29,12 +29,12 @@ CREATE TABLE memory_v5 (
     updated_at    INTEGER NOT NULL,
     PRIMARY KEY (scope, scope_id, namespace, key)
 );
-INSERT INTO memory_v5 (scope, scope_id, namespace, key, value, session_id, source_run_id,
+INSERT INTO memory_rebuilt (scope, scope_id, namespace, key, value, session_id, source_run_id,
                        created_at, updated_at)
 SELECT scope, scope_id, namespace, key, value, session_id, source_run_id, created_at, updated_at
 FROM memory;
 DROP TABLE memory;
-ALTER TABLE memory_v5 RENAME TO memory;
+ALTER TABLE memory_rebuilt RENAME TO memory;
 CREATE INDEX memory_by_session ON memory (session_id) WHERE session_id IS NOT NULL;
 CREATE INDEX memory_by_update ON memory (scope, scope_id, updated_at DESC);
 CREATE INDEX memory_by_source_run ON memory (source_run_id) WHERE source_run_id IS NOT NULL;

@@ -1,4 +1,4 @@
--- tether schema, version 5: the shared conversation core.
+-- tether schema, version 6: the shared conversation core.
 -- * Sessions get an optional external key (the caller's own name for a session, unique among
 --   one owner's sessions) and an app (whose memory their runs share).
 -- * Messages may carry a structured item, stored as json (not jsonb): json keeps the exact text
