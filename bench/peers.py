@@ -339,7 +339,7 @@ class TetherLibrary(System):
         return timed_sync(lambda: conv.messages.add("user", text(i)))
 
     def newest(self, conv: SessionHandle) -> float:
-        raise NotImplementedError("no public tail read in the library yet")
+        return timed_sync(lambda: conv.messages.tail(NEWEST))
 
     def whole(self, conv: SessionHandle) -> float:
         return timed_sync(conv.messages.list)
