@@ -13,6 +13,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tether.core.errors import TetherError, UsageError
 from tether.runtime.facade import Tether
@@ -61,7 +62,7 @@ DEFAULT_DB_PATH = DEFAULT_DB
 
 def fail(message: str, code: int = 1) -> None:
     """Print one clear line to stderr and exit non-zero."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

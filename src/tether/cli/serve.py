@@ -13,6 +13,7 @@ import typer
 
 from tether.api.settings import DEFAULT_MAX_BODY_BYTES, ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
+from tether.core.errors import MissingExtra
 from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import DEFAULT_DB, is_postgres, open_store, redact_url, sqlite_path
 
@@ -93,6 +94,10 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
+    try:
+        from tether.api.server import serve as run
+    except ModuleNotFoundError as exc:
+        raise MissingExtra("tether serve", "server", exc.name) from exc
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
@@ -110,7 +115,6 @@ def serve(
             f"`tether keys create --owner NAME --db {shown}` (or serve with --no-auth)",
             file=sys.stderr,
         )
-    from tether.api.server import serve as run
     from tether.config import import_agents, model_catalog
 
     import_agents(agents)
