@@ -52,7 +52,7 @@ lint: $(STAMP) ## ruff (with complexity), mypy --strict and the import-layer con
 	$(VENV)/bin/lint-imports
 
 docs: $(DOCS_STAMP) ## build the documentation site into site/ (broken internal links fail it)
-	$(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
