@@ -1,4 +1,4 @@
-"""Helpers shared by the test modules: record factories, a deadline poller, test settings.
+"""Helpers shared by the test modules: record factories, backends, test settings.
 
 Nothing here replaces a part of tether: factories build real records and write them through the
 real store. Waiting on observable state is tests/waiting.py.

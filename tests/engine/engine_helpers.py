@@ -2,7 +2,7 @@
 
 * ``Engine``: a SQLite file, a Service and in-process workers, with fast settings.
 * ``WorkerProcess``: ``tether worker`` in a subprocess, importing ``engine_agents``.
-* ``eventually``: wait for observable state with a deadline (never a bare sleep).
+* ``wait_status`` / ``wait_step``: wait for a run's state with tests/waiting.py's ``eventually``.
 """
 
 from __future__ import annotations
