@@ -57,6 +57,4 @@ def test_only_a_version_7_id_has_a_time() -> None:
     assert made_at(str(uuid.uuid4())) is None
     assert made_at("garbage") is None
     assert is_id(SOME_ID)
-    assert made_at(SOME_ID) == datetime(
-        2023, 6, 30, 3, 34, 18, 518000, tzinfo=UTC
-    )
+    assert made_at(SOME_ID) == datetime(2023, 6, 30, 3, 34, 18, 518000, tzinfo=UTC)
