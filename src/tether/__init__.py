@@ -33,10 +33,10 @@ from tether.core.errors import (
     Unauthorized,
     UsageError,
 )
-from tether.core.event import Event
+from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
-from tether.core.run import ErrorInfo, IfBusy, Run
+from tether.core.run import ErrorInfo, IfBusy, Run, RunOptions
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
@@ -68,6 +68,7 @@ __all__ = [
     "Conflict",
     "ErrorInfo",
     "Event",
+    "EventType",
     "IdempotencyConflict",
     "IfBusy",
     "InvalidTransition",
@@ -86,6 +87,7 @@ __all__ = [
     "Run",
     "RunContext",
     "RunHandle",
+    "RunOptions",
     "RunStatus",
     "RuntimeSettings",
     "SchemaTooNew",

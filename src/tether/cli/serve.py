@@ -11,11 +11,11 @@ from typing import Annotated
 
 import typer
 
-from tether.api.settings import DEFAULT_MAX_BODY_BYTES, ApiSettings
+from tether.api.settings import ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
 from tether.core.errors import MissingExtra
 from tether.runtime.api_keys import ApiKeys
-from tether.store.factory import DEFAULT_DB, is_postgres, open_store, redact_url, sqlite_path
+from tether.store.factory import is_postgres, open_store, redact_url, sqlite_path
 
 
 def is_loopback(host: str) -> bool:
@@ -26,6 +26,10 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+#: The defaults of the options (the settings' own).
+_DEFAULTS = ApiSettings()
 
 
 async def _has_keys(db: str) -> bool:
@@ -46,7 +50,7 @@ def serve(
     port: Annotated[
         int, typer.Option(envvar="TETHER_PORT", min=0, max=65535, help="Port (0 = any free).")
     ] = 8080,
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = _DEFAULTS.db,
     workers: Annotated[
         int,
         typer.Option(
@@ -54,7 +58,7 @@ def serve(
             min=0,
             help="Runs the embedded worker executes at once; 0 = none (use `tether worker`).",
         ),
-    ] = 8,
+    ] = _DEFAULTS.workers,
     no_auth: Annotated[
         bool,
         typer.Option(
@@ -66,7 +70,7 @@ def serve(
     max_body_bytes: Annotated[
         int,
         typer.Option(envvar="TETHER_MAX_BODY_BYTES", min=1, help="Larger bodies get 413."),
-    ] = DEFAULT_MAX_BODY_BYTES,
+    ] = _DEFAULTS.max_body_bytes,
     heartbeat_seconds: Annotated[
         float,
         typer.Option(
@@ -76,7 +80,7 @@ def serve(
             callback=finite,
             help="Seconds of silence after which an SSE stream sends a heartbeat comment.",
         ),
-    ] = 15.0,
+    ] = _DEFAULTS.heartbeat_seconds,
     shutdown_grace: Annotated[
         float,
         typer.Option(
@@ -86,7 +90,7 @@ def serve(
             callback=finite,
             help="On stop, seconds running runs get to finish before they are handed back.",
         ),
-    ] = 10.0,
+    ] = _DEFAULTS.shutdown_grace,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = True,
     agents: Annotated[
         str | None,
