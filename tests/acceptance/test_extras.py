@@ -22,7 +22,16 @@ CLIENT = ("httpx",)
 SERVER = ("fastapi", "starlette", "uvicorn")
 UI = ("jinja2",)
 CLI = ("typer", "rich")
-EVERY_EXTRA = (*CLIENT, *SERVER, *UI, *CLI, "psycopg", "psycopg_pool")
+EVERY_EXTRA = (
+    *CLIENT,
+    *SERVER,
+    *UI,
+    *CLI,
+    "psycopg",
+    "psycopg_pool",
+    "opentelemetry",
+    "prometheus_client",
+)
 
 
 def python(code: str, *, without: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -26,9 +26,18 @@ from tether.runtime.api_keys import ApiKeys
 from tether.runtime.service import Service
 
 #: Reachable without a key: health for probes (LangGraph's /ok and /info too), the spec and its
-#: interactive docs.
+#: interactive docs, and the metrics (which check their own token, see api/metrics.py).
 PUBLIC_PATHS = frozenset(
-    {"/healthz", "/ok", "/info", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+    {
+        "/healthz",
+        "/ok",
+        "/info",
+        "/openapi.json",
+        "/docs",
+        "/docs/oauth2-redirect",
+        "/redoc",
+        "/metrics",
+    }
 )
 #: The owner every request acts for when the server runs with --no-auth.
 LOCAL_OWNER = "local"

@@ -64,7 +64,8 @@ DEFAULT_OWNER = RuntimeSettings().owner
 
 
 def fail(message: str, code: int = 1) -> None:
-    """Print one clear line to stderr and exit non-zero."""
+    """Print one clear line to stderr and exit non-zero (message is plain text: brackets in it,
+    as in ``tether[otel]``, are not markup)."""
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +36,7 @@ class _Tx:
         self._conn = conn
         self._location = location
         self.topics: list[str] = []
+        self.committed: list[Callable[[], None]] = []
 
     def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
         check_params(params)
@@ -69,6 +71,9 @@ class _Tx:
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        self.committed.append(action)
 
 
 class _Write:
@@ -106,6 +111,8 @@ class _Write:
             db._lock.release()
         if self._tx.topics:
             db.changes.publish(self._tx.topics)
+        for action in self._tx.committed:
+            action()
 
 
 class _Read:
