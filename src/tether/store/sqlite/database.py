@@ -62,12 +62,17 @@ class _Tx:
             check_params(row)
         try:
             self._conn.executemany(_QUERIES[query], rows)
+        except UnicodeEncodeError as exc:
+            raise not_unicode(exc) from exc
         except sqlite3.Error as exc:
             raise StoreError(f"{self._location}: {query}: {exc}") from exc
 
-    async def append_event(self, **params: Any) -> None:
+    async def append_events(self, events: list[dict[str, Any]], /) -> None:
         # One writer at a time: ids are allocated in commit order already.
-        self._execute("insert_event", params)
+        if len(events) == 1:
+            self._execute("insert_event", events[0])
+        else:
+            await self.many("insert_event", events)
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
@@ -167,6 +172,8 @@ class SqliteDatabase:
     def dump_json(self, value: Any) -> str | None:
         if value is None:
             return None
+        if type(value) is dict and not value:  # the most common value by far (no metadata)
+            return "{}"
         return check_json(_encode(value))
 
     def load_json(self, column: Any) -> Any:
