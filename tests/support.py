@@ -1,16 +1,15 @@
-"""Helpers shared by the test modules: record factories, a deadline poller, test settings.
+"""Helpers shared by the test modules: record factories, backends, test settings.
 
 Nothing here replaces a part of tether: factories build real records and write them through the
-real store; ``eventually`` waits on state a test can observe.
+real store. Waiting on observable state is tests/waiting.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from tether.core.clock import ManualClock
 from tether.core.ids import new_id
@@ -24,8 +23,6 @@ from tether.runtime.settings import RuntimeSettings
 from tether.store.base import Store
 from tether.store.factory import open_store
 from tether.store.migrate import Migration
-
-T = TypeVar("T")
 
 #: The worker id the contract tests hold runs with.
 WORKER = "worker-1"
@@ -44,35 +41,6 @@ TEST_SETTINGS = RuntimeSettings(
     lease_seconds=365 * 24 * 3600.0,
     shutdown_grace=2.0,
 )
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T]],
-    until: Callable[[T], bool],
-    *,
-    timeout: float = 10.0,
-    interval: float = 0.01,
-    what: str = "the condition",
-) -> T:
-    """Poll probe until until(result) holds; fail the test after timeout seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = await probe()
-        if until(value):
-            return value
-        if loop.time() >= deadline:
-            raise AssertionError(f"{what} did not hold within {timeout} s (last: {value!r})")
-        await asyncio.sleep(interval)
-
-
-async def until(condition: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
-    """Wait (polling) until condition() holds; fail after timeout seconds."""
-
-    async def probe() -> bool:
-        return condition()
-
-    await eventually(probe, bool, timeout=timeout, what=what or "the condition")
 
 
 @dataclass

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import tether
 from tether.core.status import RunStatus
 
@@ -86,6 +88,7 @@ def _one_line(done: subprocess.CompletedProcess[str], code: int) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 def test_bad_databases_servers_and_values_are_one_line(tmp_path: Path) -> None:
     db = str(tmp_path / "t.db")
     with tether.open(db) as tt:

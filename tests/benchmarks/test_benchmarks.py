@@ -67,6 +67,7 @@ SMALL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SMALL))
 def test_the_benchmark_runs_and_prints_its_tables(script: str, tmp_path: Path) -> None:
     if script == "postgres.py":

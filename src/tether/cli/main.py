@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from tether.cli import render
 from tether.cli.app import (
@@ -427,7 +428,10 @@ def main() -> None:
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         err_console.print(
-            f"[bold red]error:[/] {message}{hint}", highlight=False, soft_wrap=True, markup=True
+            f"[bold red]error:[/] {escape(message + hint)}",
+            highlight=False,
+            soft_wrap=True,
+            markup=True,
         )
         sys.exit(getattr(exc, "exit_code", 2))
     sys.exit(code if isinstance(code, int) else 0)

@@ -15,6 +15,7 @@ from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
+from tether.core.errors import MissingExtra
 from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import is_postgres, open_store, redact_url, sqlite_path
 
@@ -112,6 +113,10 @@ def serve(
     metrics_token: MetricsTokenOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
+    try:
+        from tether.api.server import serve as run
+    except ModuleNotFoundError as exc:
+        raise MissingExtra("tether serve", "server", exc.name) from exc
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
@@ -130,7 +135,6 @@ def serve(
             "`tether keys create --owner NAME --db %s` (or serve with --no-auth)",
             shown,
         )
-    from tether.api.server import serve as run
     from tether.config import import_agents, model_catalog
 
     import_agents(agents)
