@@ -13,24 +13,28 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from tether.api import errors
 from tether.api.auth import Authenticate
 from tether.api.body_limit import BodyLimit
 from tether.api.empty_query import EmptyQuery
+from tether.api.hosts import CheckHost
 from tether.api.langgraph import routers as langgraph_routers
 from tether.api.routes import events, health, memory, runs, sessions
 from tether.api.settings import ApiSettings
 from tether.core.clock import Clock
+from tether.core.hosts import AllowedHosts
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.executor import ModelResolver
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
+from tether.runtime.ui_sessions import UiSessions
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 from tether.store.factory import open_store
+from tether.ui import UiSettings
 from tether.ui import install as install_ui
 from tether.version import __version__
 
@@ -54,6 +58,7 @@ def create_app(
 ) -> FastAPI:
     """The HTTP service. A given store is used as is and left open (its owner closes it)."""
     settings = settings or ApiSettings()
+    hosts = AllowedHosts.of(settings.allowed_hosts)
     runtime = replace(
         runtime or RuntimeSettings(),
         concurrency=max(1, settings.workers),
@@ -67,6 +72,7 @@ def create_app(
         service = Service(opened, agents=agents, clock=clock, settings=runtime, models=models)
         app.state.service = service
         app.state.keys = ApiKeys(opened, clock=service.clock)
+        app.state.ui_sessions = UiSessions(opened, clock=service.clock)
         worker = None
         if settings.workers > 0:
             worker = Worker(
@@ -90,6 +96,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.draining = threading.Event()
+    api = APIRouter()
     for router in (
         health.router,
         sessions.router,
@@ -98,10 +105,13 @@ def create_app(
         memory.router,
         *langgraph_routers,
     ):
-        app.include_router(router)
-    install_ui(app)
+        api.include_router(router)
+    app.include_router(api)
     errors.install(app)
     app.add_middleware(EmptyQuery)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(Authenticate, required=settings.auth, router=app.router)
+    ui = UiSettings(auth=settings.auth, hosts=hosts, heartbeat_seconds=settings.heartbeat_seconds)
+    install_ui(app, ui)  # its pages authenticate with UI sessions, not API keys
+    app.add_middleware(Authenticate, required=settings.auth, router=api)
+    app.add_middleware(CheckHost, hosts=hosts)  # outermost: nothing answers another host
     return app

@@ -18,6 +18,9 @@ class ApiSettings:
     workers: int = 8
     #: False = no API keys: every request acts for the owner "local" (loopback only).
     auth: bool = True
+    #: Host names (and addresses) answered besides the loopback ones: a name, an address,
+    #: ``*.domain`` or ``*`` (any); other Host headers get 421.
+    allowed_hosts: tuple[str, ...] = ()
     #: Request bodies larger than this are refused with 413.
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     #: Seconds of silence after which an SSE stream sends a heartbeat comment.

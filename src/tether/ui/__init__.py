@@ -1,26 +1,29 @@
 """The web UI of ``tether serve`` at ``/ui``: server-rendered pages (Jinja2) and a little plain
-JavaScript, over the same owner-scoped Service and API keys as the HTTP API.
+JavaScript, over the same owner-scoped Service as the HTTP API, with sessions of its own.
 
-An edge layer: it imports the runtime, core and the API's helpers; nothing imports it but the app.
+An edge layer: it imports the runtime and core, never the HTTP API; the app factory composes
+both, giving the UI its settings.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
-from tether.api.routes import events
+from tether.ui.settings import UiSettings
 
-__all__ = ["install"]
+__all__ = ["UiSettings", "install"]
 
 
-def install(app: FastAPI) -> None:
-    """Serve the UI's pages, actions, static files and event streams under /ui."""
-    from tether.ui import actions, pages
+def install(app: FastAPI, settings: UiSettings) -> None:
+    """Serve the UI's pages, actions, static files and event streams under /ui; the app's
+    state must hold ``service``, ``ui_sessions`` and ``draining`` once it starts."""
+    from tether.ui import actions, pages, streams
+    from tether.ui.auth import UiAuthenticate
 
-    streams = APIRouter(prefix="/ui", include_in_schema=False)
-    streams.add_api_route("/runs/{run_id}/events", events.run_events, methods=["GET"])
-    app.include_router(streams)
+    app.state.ui = settings
+    app.include_router(streams.router)
     app.include_router(actions.router)
     app.mount("/ui/static", StaticFiles(packages=[("tether.ui", "static")]), name="ui-static")
     app.include_router(pages.router)  # last: its catch-all answers the friendly 404
+    app.add_middleware(UiAuthenticate)

@@ -40,6 +40,7 @@ from tether.core.serde import from_data
 from tether.core.status import RunStatus
 from tether.core.step import Step
 from tether.runtime.service import TERMINAL_RUN_EVENTS, Service
+from tether.runtime.sse import Alive, still
 
 HEARTBEAT = b": heartbeat\r\n\r\n"
 #: The longest the stream goes without checking whether the server is draining.
@@ -145,9 +146,15 @@ class _Translator:
 
 
 async def frames(
-    svc: Service, plan: Plan, *, heartbeat: float, draining: threading.Event
+    svc: Service,
+    plan: Plan,
+    *,
+    heartbeat: float,
+    draining: threading.Event,
+    alive: Alive | None = None,
 ) -> AsyncIterator[bytes]:
-    """The SSE body of one run's stream (see the module docstring)."""
+    """The SSE body of one run's stream (see the module docstring); it ends when alive() stops
+    being true (checked at every heartbeat interval: the key was revoked)."""
     run = plan.run
     loop = asyncio.get_running_loop()
     finished = False
@@ -167,7 +174,7 @@ async def frames(
         if await _caught_up_waiting(svc, run.id, after_id):
             finished = True
             return
-        last_sent = loop.time()
+        last_sent = last_checked = loop.time()
         stream = svc.stream_events(
             run_id=run.id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
         )
@@ -175,6 +182,10 @@ async def frames(
             async for event in stream:
                 if draining.is_set():
                     break  # the server is stopping: the client reconnects elsewhere
+                if alive is not None and loop.time() - last_checked >= heartbeat:
+                    last_checked = loop.time()
+                    if not await still(alive):
+                        break  # the key was revoked: its streams end
                 if event is None:
                     if loop.time() - last_sent >= heartbeat:
                         last_sent = loop.time()

@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from tether.api import render, schemas, sse
-from tether.api.auth import Owned
+from tether.api import render, schemas
+from tether.api.auth import Owned, key_alive
 from tether.core.errors import UsageError
-from tether.runtime import limits
+from tether.runtime import limits, sse
 from tether.runtime.service import Service
 
 router = APIRouter(tags=["events"])
@@ -92,6 +92,7 @@ async def _respond(
         after_id=after_id,
         heartbeat=heartbeat or request.app.state.settings.heartbeat_seconds,
         draining=request.app.state.draining,
+        alive=key_alive(request),
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(body, media_type="text/event-stream", headers=headers)

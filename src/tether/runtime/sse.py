@@ -1,7 +1,8 @@
 """Server-Sent Events: the event log as ``id:``/``event:``/``data:`` frames, with heartbeats.
 
 A stream ends after a run's terminal event, when the server drains for shutdown (the client
-reconnects with Last-Event-ID), or when the client goes away.
+reconnects with Last-Event-ID), when the credential it was opened with stops being valid (checked
+at every heartbeat interval: a revoked key, an ended UI session), or when the client goes away.
 """
 
 from __future__ import annotations
@@ -9,12 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 
+from tether.core.errors import StoreUnavailable
 from tether.core.event import Event
 from tether.core.serde import to_data
 from tether.runtime.service import Service
+
+#: Whether the credential a stream was opened with still acts (a key not revoked, …).
+Alive = Callable[[], Awaitable[bool]]
 
 #: How long a reconnecting client should wait, sent once at the start (milliseconds).
 RETRY_MS = 1000
@@ -37,11 +42,12 @@ async def frames(
     after_id: int | None,
     heartbeat: float,
     draining: threading.Event,
+    alive: Alive | None = None,
 ) -> AsyncIterator[bytes]:
-    """The SSE body: every event after after_id, exactly once and in order."""
+    """The SSE body: every event after after_id, exactly once and in order, while alive()."""
     yield f"retry: {RETRY_MS}\n\n".encode()
     loop = asyncio.get_running_loop()
-    last_sent = loop.time()
+    last_sent = last_checked = loop.time()
     stream = service.stream_events(
         session_id=session_id, run_id=run_id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
     )
@@ -49,9 +55,22 @@ async def frames(
         async for event in stream:
             if draining.is_set():
                 return
+            if alive is not None and loop.time() - last_checked >= heartbeat:
+                last_checked = loop.time()
+                if not await still(alive):
+                    return
             if event is not None:
                 last_sent = loop.time()
                 yield frame(event)
             elif loop.time() - last_sent >= heartbeat:
                 last_sent = loop.time()
                 yield HEARTBEAT
+
+
+async def still(alive: Alive) -> bool:
+    """alive(), except that a database busy right now leaves the stream open until the next
+    check."""
+    try:
+        return await alive()
+    except StoreUnavailable:
+        return True
