@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from fastapi import APIRouter, FastAPI
 
-from tether.api import errors
+from tether.api import errors, openapi
 from tether.api.auth import Authenticate
 from tether.api.body_limit import BodyLimit
 from tether.api.empty_query import EmptyQuery
@@ -23,6 +23,7 @@ from tether.api.hosts import CheckHost
 from tether.api.langgraph import routers as langgraph_routers
 from tether.api.routes import events, health, memory, runs, sessions
 from tether.api.settings import ApiSettings
+from tether.api.utf8 import Utf8Only
 from tether.core.clock import Clock
 from tether.core.hosts import AllowedHosts
 from tether.runtime.agent import AgentRegistry
@@ -93,6 +94,8 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # the UI serves /docs itself, without third-party scripts
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.draining = threading.Event()
@@ -108,9 +111,16 @@ def create_app(
         api.include_router(router)
     app.include_router(api)
     errors.install(app)
+    openapi.install(app)
+    app.add_middleware(Utf8Only)
     app.add_middleware(EmptyQuery)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    ui = UiSettings(auth=settings.auth, hosts=hosts, heartbeat_seconds=settings.heartbeat_seconds)
+    ui = UiSettings(
+        auth=settings.auth,
+        hosts=hosts,
+        docs=settings.docs,
+        heartbeat_seconds=settings.heartbeat_seconds,
+    )
     install_ui(app, ui)  # its pages authenticate with UI sessions, not API keys
     app.add_middleware(Authenticate, required=settings.auth, router=api)
     app.add_middleware(CheckHost, hosts=hosts)  # outermost: nothing answers another host

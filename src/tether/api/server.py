@@ -12,6 +12,7 @@ from types import FrameType
 import uvicorn
 
 from tether.api.app import create_app
+from tether.api.head_timeout import with_head_timeout
 from tether.api.settings import ApiSettings
 from tether.core.errors import UsageError
 from tether.runtime.executor import ModelResolver
@@ -64,6 +65,7 @@ def serve(
         # Longer than clients and load balancers keep idle connections (httpx: 5 s, most
         # balancers: 60 s), so the server never closes one as a client reuses it.
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=with_head_timeout(settings.header_timeout),
         log_level="info",
     )
     auth = "API keys" if settings.auth else "no auth, owner 'local'"

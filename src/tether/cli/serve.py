@@ -95,6 +95,20 @@ def serve(
             help="Seconds of silence after which an SSE stream sends a heartbeat comment.",
         ),
     ] = 15.0,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="TETHER_HEADER_TIMEOUT",
+            min=0.1,
+            max=3600,
+            callback=finite,
+            help="Seconds a request's head may take to arrive before its connection is closed.",
+        ),
+    ] = 10.0,
+    docs: Annotated[
+        bool,
+        typer.Option(envvar="TETHER_DOCS", help="Serve the interactive API docs at /docs."),
+    ] = True,
     shutdown_grace: Annotated[
         float,
         typer.Option(
@@ -143,6 +157,8 @@ def serve(
         auth=not no_auth,
         allowed_hosts=extra_hosts,
         max_body_bytes=max_body_bytes,
+        header_timeout=header_timeout,
+        docs=docs,
         shutdown_grace=shutdown_grace,
         heartbeat_seconds=heartbeat_seconds,
     )

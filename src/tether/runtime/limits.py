@@ -19,6 +19,8 @@ MAX_CONTENT = 1_000_000
 MAX_JSON = 1_000_000
 MAX_PAGE = 1000
 MAX_SECONDS = 366 * 24 * 3600
+#: The longest TTL a session may have (null = never expires).
+MAX_TTL = 100 * MAX_SECONDS
 
 
 def text(name: str, value: Any, maximum: int) -> str:
@@ -66,7 +68,7 @@ def ttl(value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UsageError("ttl_seconds must be a positive whole number of seconds, or null")
-    if value > 100 * MAX_SECONDS:
+    if value > MAX_TTL:
         raise UsageError("ttl_seconds is too large (use null for a session that never expires)")
     return value
 

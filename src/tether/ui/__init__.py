@@ -16,12 +16,15 @@ __all__ = ["UiSettings", "install"]
 
 
 def install(app: FastAPI, settings: UiSettings) -> None:
-    """Serve the UI's pages, actions, static files and event streams under /ui; the app's
+    """Serve the UI's pages, actions, static files and event streams under /ui (and the API
+    docs at /docs unless settings.docs is false); the app's
     state must hold ``service``, ``ui_sessions`` and ``draining`` once it starts."""
-    from tether.ui import actions, pages, streams
+    from tether.ui import actions, docs, pages, streams
     from tether.ui.auth import UiAuthenticate
 
     app.state.ui = settings
+    if settings.docs:
+        app.include_router(docs.router)
     app.include_router(streams.router)
     app.include_router(actions.router)
     app.mount("/ui/static", StaticFiles(packages=[("tether.ui", "static")]), name="ui-static")

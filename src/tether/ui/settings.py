@@ -17,5 +17,7 @@ class UiSettings:
     hosts: AllowedHosts = field(default_factory=AllowedHosts)
     #: The owner every page acts for under --no-auth.
     local_owner: str = "local"
+    #: Serve the interactive API docs at /docs.
+    docs: bool = True
     #: Seconds between heartbeats of the UI's event streams.
     heartbeat_seconds: float = 15.0

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from tether.core.errors import UsageError
+from tether.runtime import limits
 
 V = TypeVar("V")
 
@@ -139,9 +140,11 @@ def ttl_seconds(value: Any, field: str = "body.ttl") -> int | None:
                 "a thread past its TTL expires (becomes read-only, kept for audit); "
                 "only the strategy 'delete' maps onto that",
             )
-        minutes = value.get("ttl")
+        minutes, name = value.get("ttl"), f"{field}.ttl"
     else:
-        minutes = value
+        minutes, name = value, field
     if isinstance(minutes, bool) or not isinstance(minutes, int | float) or not minutes > 0:
-        raise UsageError(f"{field}.ttl must be a positive number of minutes")
+        raise UsageError(f"{name} must be a positive number of minutes")
+    if minutes > limits.MAX_TTL / 60:  # (also keeps 1e308 minutes from overflowing)
+        raise UsageError(f"{name} must be at most {limits.MAX_TTL // 60} minutes")
     return max(1, round(minutes * 60))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 from starlette.responses import Response, StreamingResponse
@@ -15,15 +15,13 @@ from tether.runtime.service import Service
 
 router = APIRouter(tags=["events"])
 
-_SSE_RESPONSES: dict[int | str, dict[str, object]] = {
+_SSE_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "`text/event-stream`: one frame per event (`id:` event id, `event:` type, "
         "`data:` the event as JSON), `: heartbeat` comments when idle. With `stream=false`: "
         "the events so far as a JSON page.",
-        "content": {
-            "text/event-stream": {"schema": {"type": "string"}},
-            "application/json": {"schema": schemas.EventPage.model_json_schema()},
-        },
+        "model": schemas.EventPage,
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
     }
 }
 
