@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 STAMP := $(VENV)/.installed
 
-.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres clean
+.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres bench-lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -35,7 +35,7 @@ format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: bench-store bench-floor bench-engine bench-http bench-postgres ## all benchmarks (bench/), printed as tables
+bench: bench-store bench-floor bench-engine bench-http bench-postgres bench-lock ## all benchmarks (bench/), printed as tables
 
 bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
@@ -48,6 +48,10 @@ bench-engine: $(STAMP) ## engine runs/s and per-run overhead, with where the tim
 
 bench-http: $(STAMP) ## the HTTP service under load
 	$(PY) bench/http_load.py
+
+bench-lock: $(STAMP) ## /healthz and SSE heartbeats while another process holds SQLite's lock
+	$(PY) bench/lock_wait.py --hold 8
+	$(PY) bench/lock_wait.py --hold 12
 
 bench-postgres: $(STAMP) ## PostgreSQL: runs/s with 1, 2, 4 worker processes; append cost vs history
 	$(PY) bench/postgres.py

@@ -31,6 +31,10 @@ SMALL = {
         "--runs 20 --streams 4 --rounds 1 --seconds 1",
         ["sessions created / s", "runs / s end to end", "SSE commit", "server RSS"],
     ),
+    "lock_wait.py": (
+        "--hold 1 --probe-every 0.05",
+        ["lock held", "/healthz while held", "SSE heartbeat", "the write: 201"],
+    ),
     "postgres.py": (
         "--runs 12 --sessions 3 --processes 1,2 --sizes 100 --iterations 10",
         ["sqlite embedded", "postgres, 1 worker", "postgres, 2 worker", "add_message"],

@@ -16,7 +16,7 @@ from dataclasses import replace
 from fastapi import APIRouter, FastAPI
 
 from tether.api import errors, openapi
-from tether.api.auth import Authenticate
+from tether.api.auth import LOCAL_OWNER, Authenticate
 from tether.api.body_limit import BodyLimit
 from tether.api.empty_query import EmptyQuery
 from tether.api.hosts import CheckHost
@@ -118,6 +118,7 @@ def create_app(
     ui = UiSettings(
         auth=settings.auth,
         hosts=hosts,
+        local_owner=LOCAL_OWNER,
         docs=settings.docs,
         heartbeat_seconds=settings.heartbeat_seconds,
     )

@@ -73,12 +73,6 @@ class Authenticate:
         return any(route.matches(scope)[0] is not Match.NONE for route in self.router.routes)
 
 
-def owner_of(scope: Scope) -> str | None:
-    """The owner an authenticated request acts for (None on public paths)."""
-    owner: str | None = scope.get(_OWNER_KEY)
-    return owner
-
-
 def key_alive(request: Request) -> Alive | None:
     """What an open stream checks at each heartbeat: that the request's key is still valid
     (None under --no-auth, where there is no key)."""

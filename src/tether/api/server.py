@@ -69,7 +69,8 @@ def serve(
         log_level="info",
     )
     auth = "API keys" if settings.auth else "no auth, owner 'local'"
-    label = f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}"
+    hosts = ", ".join(("loopback", *settings.allowed_hosts))
+    label = f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}, hosts: {hosts}"
     listening = _listen(host, port)
     _Server(config, app.state.draining, label).run(sockets=[listening])
 
