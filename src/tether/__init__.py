@@ -20,10 +20,10 @@ from tether.core.errors import (
     TetherError,
     UsageError,
 )
-from tether.core.event import Event
+from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
-from tether.core.run import ErrorInfo, IfBusy, Run
+from tether.core.run import ErrorInfo, IfBusy, Run, RunOptions
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
@@ -53,6 +53,7 @@ __all__ = [
     "Conflict",
     "ErrorInfo",
     "Event",
+    "EventType",
     "IfBusy",
     "InvalidTransition",
     "MemoryItem",
@@ -65,6 +66,7 @@ __all__ = [
     "Run",
     "RunContext",
     "RunHandle",
+    "RunOptions",
     "RunStatus",
     "RuntimeSettings",
     "ScriptedModel",

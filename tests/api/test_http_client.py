@@ -92,6 +92,28 @@ def test_sync_client_mirrors_the_service(server: Server) -> None:
         stranger.list_sessions()
 
 
+def test_run_options_travel_as_one_value_or_as_keywords(server: Server) -> None:
+    options = tether.RunOptions(
+        max_attempts=3, metadata={"ticket": 7}, idempotency_key="once", after_seconds=3600
+    )
+    with Client(server.url, api_key=server.keys["alice"]) as client:
+        session = client.create_session()
+        first = client.create_run(session.id, "later", options=options)
+        assert (first.max_attempts, first.metadata, first.idempotency_key) == (
+            3,
+            {"ticket": 7},
+            "once",
+        )
+        assert first.not_before is not None and first.status is tether.RunStatus.READY
+        assert client.create_run(session.id, "later", options=options).id == first.id
+        second = client.create_run(
+            session.id, "next", options=options, idempotency_key="twice", if_busy="enqueue"
+        )
+        assert (second.seq, second.max_attempts, second.idempotency_key) == (2, 3, "twice")
+        with pytest.raises(UsageError):
+            client.create_run(session.id, "bad", if_busy="sometimes")
+
+
 def test_sync_stream_resumes_after_a_dropped_connection(server: Server, proxy: Proxy) -> None:
     with (
         Client(server.url, api_key=server.keys["alice"]) as direct,

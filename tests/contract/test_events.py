@@ -7,13 +7,15 @@ import pytest
 
 from tether.core.clock import ManualClock
 from tether.core.errors import SessionBusy
+from tether.core.event import TERMINAL_RUN_EVENTS, EventType
 from tether.core.memory import MemoryScope
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.store.base import Store
+from tether.store.sql.store import SqlStore
 
-from ..support import WORKER, Factory
+from ..support import OWNER, WORKER, Factory
 
 
 async def test_a_session_story_is_told_by_its_events(
@@ -131,3 +133,41 @@ async def test_list_events_needs_exactly_one_target(store: Store) -> None:
         await store.list_events()
     with pytest.raises(ValueError):
         await store.list_events(session_id="a", run_id="b")
+
+
+async def test_an_unknown_event_type_is_refused_before_anything_is_written(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    assert isinstance(store, SqlStore)
+    session = await make.session()
+    with pytest.raises(ValueError, match=r"session\.renamed"):
+        async with store.database.write() as tx:
+            await store._event(
+                tx,
+                "session.renamed",  # type: ignore[arg-type]  # what a typo would write
+                owner=OWNER,
+                now=clock.now(),
+                session_id=session.id,
+            )
+    events = await store.list_events(session_id=session.id)
+    assert [e.type for e in events] == [EventType.SESSION_CREATED]
+
+
+async def test_events_read_back_typed(store: Store, make: Factory, clock: ManualClock) -> None:
+    session = await make.session()
+    run = await make.held(session.id)
+    await store.finish_run(
+        run.id, worker_id=WORKER, status=RunStatus.FAILED, now=clock.now(), output=None
+    )
+    await store.update_session(session.id, owner=None, now=clock.now(), context={"dir": "x"})
+    events = await store.list_events(session_id=session.id)
+    assert all(isinstance(e.type, EventType) for e in events)
+    failed = next(e for e in events if e.type in TERMINAL_RUN_EVENTS)
+    assert failed.type is EventType.RUN_FAILED
+    assert (failed.run.id, failed.run.status) == (run.id, RunStatus.FAILED)
+    updated = events[-1]
+    assert updated.type is EventType.SESSION_UPDATED
+    assert updated.changed == ["context"]
+    assert updated.session.context == {"dir": "x"}
+    with pytest.raises(ValueError, match="carries no step"):
+        _ = updated.step

@@ -33,6 +33,27 @@ def test_sync_facade_handles_are_records_with_operations(tmp_path: Path) -> None
             s.memory["missing"]
 
 
+def test_runs_take_their_options_as_one_value_or_as_keywords(tmp_path: Path) -> None:
+    options = tether.RunOptions(agent="echo", max_attempts=3, if_busy=tether.IfBusy.ENQUEUE)
+    with tether.open(tmp_path / "t.db", worker=False) as tt:
+        s = tt.sessions.create()
+        first = s.runs.create("first", options=options)
+        second = s.runs.create("second", options=options, timeout_seconds=5, metadata={"k": 1})
+        third = s.runs.create("third", if_busy="enqueue", after_seconds=60)
+        assert (first.max_attempts, first.timeout_seconds) == (3, None)
+        assert (second.max_attempts, second.timeout_seconds, second.metadata) == (3, 5, {"k": 1})
+        assert (third.max_attempts, third.agent) == (1, "echo") and third.not_before is not None
+        assert [r.status for r in s.runs] == [RunStatus.READY] * 3
+
+    async def main() -> None:
+        async with await tether.open_async(tmp_path / "t.db", worker=False) as tt:
+            s = await tt.sessions.get(first.session_id)
+            fourth = await s.runs.create("fourth", options=options, max_attempts=2)
+            assert (fourth.seq, fourth.max_attempts) == (4, 2)
+
+    asyncio.run(main())
+
+
 def test_async_twin_sees_what_the_sync_facade_wrote(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     with tether.open(db, worker=False) as tt:

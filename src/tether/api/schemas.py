@@ -13,7 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
-from tether.core.run import IfBusy
+from tether.core.run import IfBusy, RunOptions
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import StepKind
 from tether.runtime import limits
@@ -64,6 +64,7 @@ class MessageCreate(_Request):
     metadata: JsonObject | None = None
 
 
+# The goal and the fields of tether.core.run.RunOptions (tests/unit/test_run_options.py).
 class RunCreate(_Request):
     goal: str = Field(min_length=1, max_length=limits.MAX_GOAL)
     #: The agent that executes the run (default: echo).
@@ -80,6 +81,9 @@ class RunCreate(_Request):
     metadata: JsonObject | None = None
     #: Start no earlier than this many seconds from now.
     after_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
+
+    def options(self) -> RunOptions:
+        return RunOptions(**self.model_dump(exclude={"goal"}))
 
 
 class RunResume(_Request):

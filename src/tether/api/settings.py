@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tether.runtime.settings import RuntimeSettings
+from tether.store.factory import DEFAULT_DB
+
 #: The default limit of a request body: 1 MiB.
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+#: Where the defaults shared with the runtime come from.
+_RUNTIME = RuntimeSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,9 +18,9 @@ class ApiSettings:
     """Every field has a production default."""
 
     #: The database: a SQLite path or a postgresql:// URL.
-    db: str = "tether.db"
+    db: str = DEFAULT_DB
     #: Runs the embedded worker executes at once; 0 = no embedded worker (use `tether worker`).
-    workers: int = 8
+    workers: int = _RUNTIME.concurrency
     #: False = no API keys: every request acts for the owner "local" (loopback only).
     auth: bool = True
     #: Host names (and addresses) answered besides the loopback ones: a name, an address,
@@ -33,4 +38,4 @@ class ApiSettings:
     #: The longest a long-poll (GET /v1/runs/{id}/wait) may hold a request.
     max_wait_seconds: float = 300.0
     #: On shutdown, how long running runs may take to finish before they are handed back.
-    shutdown_grace: float = 10.0
+    shutdown_grace: float = _RUNTIME.shutdown_grace

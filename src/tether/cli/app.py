@@ -1,13 +1,16 @@
-"""Shared CLI plumbing: the --db/--json options, opening the store, one-line errors."""
+"""Shared CLI plumbing: the --db/--json options, the target options (--db, --url, --api-key,
+--owner) declared once, opening the store, one-line errors."""
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import math
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -17,6 +20,7 @@ from rich.console import Console
 from tether.core.errors import TetherError, UsageError
 from tether.runtime.facade import Tether
 from tether.runtime.facade import open as open_tether
+from tether.runtime.settings import RuntimeSettings
 from tether.store.factory import DEFAULT_DB, check_url, is_postgres, sqlite_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -55,8 +59,7 @@ OwnerOption = Annotated[
         help="Whose sessions to see in the database (with --url, the API key decides).",
     ),
 ]
-DEFAULT_OWNER = "local"
-DEFAULT_DB_PATH = DEFAULT_DB
+DEFAULT_OWNER = RuntimeSettings().owner
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -121,6 +124,60 @@ def open_target(
 
         return connect(url, api_key=api_key)
     return open_db(db, owner=owner)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a command works on: the database as one owner, or the server at --url."""
+
+    ctx: typer.Context
+    db: str
+    url: str | None
+    api_key: str | None
+    owner: str
+
+    def open(self) -> Tether:
+        return open_target(self.ctx, self.db, self.url, self.api_key, self.owner)
+
+
+#: The options with_target gives a command, in place of its target parameter.
+_TARGET_OPTIONS = (
+    inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
+    inspect.Parameter(
+        "db", inspect.Parameter.KEYWORD_ONLY, annotation=DbOption, default=DEFAULT_DB
+    ),
+    inspect.Parameter("url", inspect.Parameter.KEYWORD_ONLY, annotation=UrlOption, default=None),
+    inspect.Parameter(
+        "api_key", inspect.Parameter.KEYWORD_ONLY, annotation=ApiKeyOption, default=None
+    ),
+    inspect.Parameter(
+        "owner", inspect.Parameter.KEYWORD_ONLY, annotation=OwnerOption, default=DEFAULT_OWNER
+    ),
+)
+
+
+def with_target(command: F) -> F:
+    """Give command the --db, --url, --api-key and --owner options (and their variables), and
+    call it with them as one ``target: Target``. A command that works on a database or a server
+    declares ``target: Target`` instead of the four options. (Typer passes every parameter by
+    name, so all are keyword-only here: the options stand where target stood.)"""
+    signature = inspect.signature(command, eval_str=True)
+    params: list[inspect.Parameter] = []
+    for param in signature.parameters.values():
+        if param.name == "target":
+            params += _TARGET_OPTIONS
+        else:
+            params.append(param.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+
+    @functools.wraps(command)
+    def run(
+        *, ctx: typer.Context, db: str, url: str | None, api_key: str | None, owner: str, **own: Any
+    ) -> Any:
+        return command(target=Target(ctx, db, url, api_key, owner), **own)
+
+    run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    return run  # type: ignore[return-value]
 
 
 def _from_command_line(ctx: typer.Context, name: str) -> bool:

@@ -14,19 +14,16 @@ import typer
 
 from tether.cli import render
 from tether.cli.app import (
-    DEFAULT_OWNER,
-    ApiKeyOption,
     DbOption,
     JsonOption,
-    OwnerOption,
-    UrlOption,
+    Target,
     console,
     err_console,
     finite,
     handles_errors,
     open_db,
-    open_target,
     print_json,
+    with_target,
 )
 from tether.cli.keys import keys_app
 from tether.cli.report import run_report, session_report
@@ -35,6 +32,7 @@ from tether.cli.tail import tail
 from tether.core.run import Run
 from tether.core.serde import to_data
 from tether.core.session import Session
+from tether.runtime.settings import RuntimeSettings
 from tether.store.factory import DEFAULT_DB, redact_url
 
 app = typer.Typer(
@@ -53,6 +51,8 @@ app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
 app.command()(serve)
 app.command()(tail)
+#: The defaults of ``tether worker``'s options.
+_RUNTIME = RuntimeSettings()
 
 
 @app.command()
@@ -113,20 +113,17 @@ def _program() -> str:
 
 @sessions_app.command("list")
 @handles_errors
+@with_target
 def sessions_list(
-    ctx: typer.Context,
-    db: DbOption = DEFAULT_DB,
+    target: Target,
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="active, closed or expired")] = None,
     limit: Annotated[
         int, typer.Option(min=1, max=1000, help="At most this many, newest activity first.")
     ] = 50,
-    url: UrlOption = None,
-    api_key: ApiKeyOption = None,
-    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """List sessions, newest activity first."""
-    with open_target(ctx, db, url, api_key, owner) as tt:
+    with target.open() as tt:
         sessions = tt.sessions.list(status=status, limit=limit)
         if json:
             print_json({"data": to_data(list(sessions))})
@@ -136,17 +133,14 @@ def sessions_list(
 
 @sessions_app.command("show")
 @handles_errors
+@with_target
 def sessions_show(
-    ctx: typer.Context,
+    target: Target,
     session_id: str,
-    db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
-    url: UrlOption = None,
-    api_key: ApiKeyOption = None,
-    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Show a session: its runs with their steps and tool calls, and its memory."""
-    with open_target(ctx, db, url, api_key, owner) as tt:
+    with target.open() as tt:
         report = session_report(tt, session_id)
         if json:
             print_json(report.to_data())
@@ -156,34 +150,28 @@ def sessions_show(
 
 @sessions_app.command("close")
 @handles_errors
+@with_target
 def sessions_close(
-    ctx: typer.Context,
+    target: Target,
     session_id: str,
-    db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
-    url: UrlOption = None,
-    api_key: ApiKeyOption = None,
-    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Close a session (its unfinished runs are cancelled); closing twice is harmless."""
-    with open_target(ctx, db, url, api_key, owner) as tt:
+    with target.open() as tt:
         _print_outcome("session", tt.sessions.get(session_id).close(), json)
 
 
 @runs_app.command("list")
 @handles_errors
+@with_target
 def runs_list(
-    ctx: typer.Context,
+    target: Target,
     session_id: str,
-    db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
-    url: UrlOption = None,
-    api_key: ApiKeyOption = None,
-    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """List the runs of a session, Run 1 first."""
-    with open_target(ctx, db, url, api_key, owner) as tt:
+    with target.open() as tt:
         runs = tt.sessions.get(session_id).runs.list(status=status)
         if json:
             print_json({"data": to_data(list(runs))})
@@ -193,17 +181,14 @@ def runs_list(
 
 @runs_app.command("show")
 @handles_errors
+@with_target
 def runs_show(
-    ctx: typer.Context,
+    target: Target,
     run_id: str,
-    db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
-    url: UrlOption = None,
-    api_key: ApiKeyOption = None,
-    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Show a run: status, times, steps (tool calls with input and output), memory, error."""
-    with open_target(ctx, db, url, api_key, owner) as tt:
+    with target.open() as tt:
         report = run_report(tt, tt.runs.get(run_id))
         if json:
             print_json(report.to_data())
@@ -213,37 +198,31 @@ def runs_show(
 
 @runs_app.command("cancel")
 @handles_errors
+@with_target
 def runs_cancel(
-    ctx: typer.Context,
+    target: Target,
     run_id: str,
     reason: Annotated[str, typer.Option(help="Why (kept on the run's error).")] = (
         "cancelled from the command line"
     ),
-    db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
-    url: UrlOption = None,
-    api_key: ApiKeyOption = None,
-    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Cancel a ready, running or waiting run (its steps so far are kept)."""
-    with open_target(ctx, db, url, api_key, owner) as tt:
+    with target.open() as tt:
         _print_outcome("run", tt.runs.get(run_id).cancel(reason), json)
 
 
 @runs_app.command("resume")
 @handles_errors
+@with_target
 def runs_resume(
-    ctx: typer.Context,
+    target: Target,
     run_id: str,
     input: Annotated[str, typer.Argument(help="What the run asked for (text, or JSON).")],
-    db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
-    url: UrlOption = None,
-    api_key: ApiKeyOption = None,
-    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Resume a waiting run with the input it asks for."""
-    with open_target(ctx, db, url, api_key, owner) as tt:
+    with target.open() as tt:
         _print_outcome("run", tt.runs.get(run_id).resume(_json_or_text(input)), json)
 
 
@@ -329,13 +308,13 @@ def worker(
     db: DbOption = DEFAULT_DB,
     concurrency: Annotated[
         int, typer.Option(envvar="TETHER_CONCURRENCY", help="Runs executed at once.", min=1)
-    ] = 8,
+    ] = _RUNTIME.concurrency,
     lease_seconds: Annotated[
         float,
         typer.Option(
             help="A run's lease; renewed every third of it.", min=1.0, max=3600, callback=finite
         ),
-    ] = 15.0,
+    ] = _RUNTIME.lease_seconds,
     grace_seconds: Annotated[
         float,
         typer.Option(
@@ -344,7 +323,7 @@ def worker(
             max=86400,
             callback=finite,
         ),
-    ] = 10.0,
+    ] = _RUNTIME.shutdown_grace,
     agents: Annotated[
         str | None,
         typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),

@@ -11,12 +11,12 @@ from typing import Annotated
 
 import typer
 
-from tether.api.settings import DEFAULT_MAX_BODY_BYTES, ApiSettings
+from tether.api.settings import ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
 from tether.core import hosts
 from tether.core.hosts import AllowedHosts
 from tether.runtime.api_keys import ApiKeys
-from tether.store.factory import DEFAULT_DB, is_postgres, open_store, redact_url, sqlite_path
+from tether.store.factory import is_postgres, open_store, redact_url, sqlite_path
 
 
 def is_loopback(host: str) -> bool:
@@ -37,6 +37,10 @@ def allowed_hosts(given: list[str], bound: str) -> tuple[str, ...]:
     return AllowedHosts.of(entries).extra
 
 
+#: The defaults of the options (the settings' own).
+_DEFAULTS = ApiSettings()
+
+
 async def _has_keys(db: str) -> bool:
     """Whether db holds an active API key; opening it (and migrating it) before uvicorn starts
     makes a database that cannot be opened one clear line, not a failed startup."""
@@ -55,7 +59,7 @@ def serve(
     port: Annotated[
         int, typer.Option(envvar="TETHER_PORT", min=0, max=65535, help="Port (0 = any free).")
     ] = 8080,
-    db: DbOption = DEFAULT_DB,
+    db: DbOption = _DEFAULTS.db,
     workers: Annotated[
         int,
         typer.Option(
@@ -63,7 +67,7 @@ def serve(
             min=0,
             help="Runs the embedded worker executes at once; 0 = none (use `tether worker`).",
         ),
-    ] = 8,
+    ] = _DEFAULTS.workers,
     no_auth: Annotated[
         bool,
         typer.Option(
@@ -84,7 +88,7 @@ def serve(
     max_body_bytes: Annotated[
         int,
         typer.Option(envvar="TETHER_MAX_BODY_BYTES", min=1, help="Larger bodies get 413."),
-    ] = DEFAULT_MAX_BODY_BYTES,
+    ] = _DEFAULTS.max_body_bytes,
     heartbeat_seconds: Annotated[
         float,
         typer.Option(
@@ -94,7 +98,7 @@ def serve(
             callback=finite,
             help="Seconds of silence after which an SSE stream sends a heartbeat comment.",
         ),
-    ] = 15.0,
+    ] = _DEFAULTS.heartbeat_seconds,
     header_timeout: Annotated[
         float,
         typer.Option(
@@ -104,11 +108,11 @@ def serve(
             callback=finite,
             help="Seconds a request's head may take to arrive before its connection is closed.",
         ),
-    ] = 10.0,
+    ] = _DEFAULTS.header_timeout,
     docs: Annotated[
         bool,
         typer.Option(envvar="TETHER_DOCS", help="Serve the interactive API docs at /docs."),
-    ] = True,
+    ] = _DEFAULTS.docs,
     shutdown_grace: Annotated[
         float,
         typer.Option(
@@ -118,7 +122,7 @@ def serve(
             callback=finite,
             help="On stop, seconds running runs get to finish before they are handed back.",
         ),
-    ] = 10.0,
+    ] = _DEFAULTS.shutdown_grace,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = True,
     agents: Annotated[
         str | None,

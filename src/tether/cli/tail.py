@@ -10,20 +10,9 @@ import typer
 from rich.text import Text
 
 from tether.cli import render
-from tether.cli.app import (
-    DEFAULT_OWNER,
-    ApiKeyOption,
-    DbOption,
-    JsonOption,
-    OwnerOption,
-    UrlOption,
-    console,
-    handles_errors,
-    open_target,
-)
+from tether.cli.app import JsonOption, Target, console, handles_errors, with_target
 from tether.core.event import Event
 from tether.core.serde import to_data
-from tether.store.factory import DEFAULT_DB
 
 
 def _summary(event: Event) -> Text:
@@ -65,20 +54,17 @@ def _line(event: Event) -> Text:
 
 
 @handles_errors
+@with_target
 def tail(
-    ctx: typer.Context,
+    target: Target,
     run_id: str,
-    db: DbOption = DEFAULT_DB,
     json: JsonOption = False,
-    url: UrlOption = None,
-    api_key: ApiKeyOption = None,
     after: Annotated[
         int | None, typer.Option(help="Start after this event id (default: from the start).", min=0)
     ] = None,
-    owner: OwnerOption = DEFAULT_OWNER,
 ) -> None:
     """Follow a run live (rendered, or one JSON event per line with --json) until it ends."""
-    with open_target(ctx, db, url, api_key, owner) as tt:
+    with target.open() as tt:
         for event in tt.stream_events(run_id=run_id, after_id=after):
             if json:
                 sys.stdout.write(jsonlib.dumps(to_data(event), ensure_ascii=False) + "\n")

@@ -7,7 +7,7 @@ import asyncio
 import json as jsonlib
 from collections.abc import AsyncGenerator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -19,8 +19,8 @@ from tether.core.event import Event
 from tether.core.memory import MemoryItem
 from tether.core.message import Message, Role
 from tether.core.page import Page
-from tether.core.run import IfBusy, Run
-from tether.core.serde import from_data
+from tether.core.run import Run, RunOptionFields, RunOptions
+from tether.core.serde import from_data, to_data
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
@@ -222,28 +222,10 @@ class AsyncClient:
         session_id: str,
         goal: str,
         *,
-        agent: str | None = None,
-        input: dict[str, Any] | None = None,
-        if_busy: IfBusy | str = IfBusy.REJECT,
-        timeout_seconds: float | None = None,
-        wait_timeout_seconds: float | None = None,
-        idempotency_key: str | None = None,
-        max_attempts: int = 1,
-        metadata: dict[str, Any] | None = None,
-        after_seconds: float | None = None,
+        options: RunOptions | None = None,
+        **fields: Unpack[RunOptionFields],
     ) -> Run:
-        body = {
-            "goal": goal,
-            "agent": agent,
-            "input": input,
-            "if_busy": _value(if_busy),
-            "timeout_seconds": timeout_seconds,
-            "wait_timeout_seconds": wait_timeout_seconds,
-            "idempotency_key": idempotency_key,
-            "max_attempts": max_attempts,
-            "metadata": metadata,
-            "after_seconds": after_seconds,
-        }
+        body = {"goal": goal, **to_data(RunOptions.of(options, **fields))}
         path = f"/v1/sessions/{_seg(session_id)}/runs"
         answer = await self.request(
             "POST", path, json={k: v for k, v in body.items() if v is not None}

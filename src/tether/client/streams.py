@@ -12,14 +12,12 @@ import httpx
 
 from tether.client import errors, sse
 from tether.core.errors import ServerUnreachable, UsageError
-from tether.core.event import Event
+from tether.core.event import TERMINAL_RUN_EVENTS, Event
 from tether.core.serde import from_data
-from tether.core.status import RUN_TERMINAL
 
 if TYPE_CHECKING:
     from tether.client.async_client import AsyncClient
 
-TERMINAL_RUN_EVENTS = frozenset(f"run.{s.value}" for s in RUN_TERMINAL)
 #: Heartbeat interval asked of the server when the caller gives none (seconds).
 DEFAULT_HEARTBEAT = 15.0
 #: Silence (in heartbeats) after which the connection is considered dead and resumed.

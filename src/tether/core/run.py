@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
+from tether.core.errors import UsageError
 from tether.core.status import RUN_ACTIVE, RUN_TERMINAL, RunStatus
 from tether.core.usage import ZERO_USAGE, Usage
 
@@ -17,6 +18,54 @@ class IfBusy(StrEnum):
     REJECT = "reject"  #: refuse with session_busy (default)
     ENQUEUE = "enqueue"  #: wait as ready; runs in submission order
     INTERRUPT = "interrupt"  #: cancel the active run, then start
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """How a new run is made, besides its session and goal: one value that the facades, both
+    clients, the HTTP route and the LangGraph launcher hand down to ``Service.create_run``, which
+    checks every field.
+
+    To add a run option: a field here and its twin in RunOptionFields; then the HTTP body
+    (``api/schemas.py`` RunCreate), the check and the Run field in ``Service.create_run``, and the
+    store's column. Tests keep RunOptionFields and RunCreate in step with this class."""
+
+    #: The agent that executes the run (None: the runtime's default agent).
+    agent: str | None = None
+    input: dict[str, Any] | None = None
+    #: What the run does when its session already has an unfinished run.
+    if_busy: IfBusy | str = IfBusy.REJECT
+    timeout_seconds: float | None = None
+    #: How long the run may wait for a person before it ends timed_out.
+    wait_timeout_seconds: float | None = None
+    #: A retried create with the same key returns the run created the first time.
+    idempotency_key: str | None = None
+    max_attempts: int = 1
+    metadata: dict[str, Any] | None = None
+    #: Start no earlier than this many seconds from now.
+    after_seconds: float | None = None
+
+    @classmethod
+    def of(cls, options: RunOptions | None = None, **fields: Unpack[RunOptionFields]) -> RunOptions:
+        """options (or the defaults) with fields set: how every create_run reads its arguments."""
+        base = cls() if options is None else options
+        if not isinstance(base, RunOptions):
+            raise UsageError(f"options must be a RunOptions, not {type(base).__name__}")
+        return replace(base, **fields) if fields else base
+
+
+class RunOptionFields(TypedDict, total=False):
+    """The fields of RunOptions as keyword arguments: ``s.runs.create(goal, agent=…)``."""
+
+    agent: str | None
+    input: dict[str, Any] | None
+    if_busy: IfBusy | str
+    timeout_seconds: float | None
+    wait_timeout_seconds: float | None
+    idempotency_key: str | None
+    max_attempts: int
+    metadata: dict[str, Any] | None
+    after_seconds: float | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,14 @@ import dataclasses
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from tether.core.clock import Clock
 from tether.core.errors import NotFound
 from tether.core.event import Event
 from tether.core.memory import MemoryItem
 from tether.core.message import Message, Role
-from tether.core.run import IfBusy, Run
+from tether.core.run import Run, RunOptionFields, RunOptions
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
@@ -251,27 +251,11 @@ class AsyncSessionRuns:
         self,
         goal: str,
         *,
-        agent: str | None = None,
-        input: dict[str, Any] | None = None,
-        if_busy: IfBusy | str = IfBusy.REJECT,
-        timeout_seconds: float | None = None,
-        wait_timeout_seconds: float | None = None,
-        idempotency_key: str | None = None,
-        max_attempts: int = 1,
-        metadata: dict[str, Any] | None = None,
+        options: RunOptions | None = None,
+        **fields: Unpack[RunOptionFields],
     ) -> AsyncRunHandle:
-        run = await self._tt.backend.create_run(
-            self._session_id,
-            goal,
-            agent=agent,
-            input=input,
-            if_busy=if_busy,
-            timeout_seconds=timeout_seconds,
-            wait_timeout_seconds=wait_timeout_seconds,
-            idempotency_key=idempotency_key,
-            max_attempts=max_attempts,
-            metadata=metadata,
-        )
+        """Start a run (options, or keywords such as agent=, if_busy=: see RunOptions)."""
+        run = await self._tt.backend.create_run(self._session_id, goal, options=options, **fields)
         return _bind(AsyncRunHandle, run, self._tt)
 
     async def list(self, *, status: RunStatus | str | None = None) -> list[AsyncRunHandle]:

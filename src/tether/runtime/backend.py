@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from tether.core.clock import Clock
 from tether.core.event import Event
 from tether.core.memory import MemoryItem
 from tether.core.message import Message, Role
 from tether.core.page import Page
-from tether.core.run import IfBusy, Run
+from tether.core.run import Run, RunOptionFields, RunOptions
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
@@ -92,16 +92,11 @@ class Backend(Protocol):
         session_id: str,
         goal: str,
         *,
-        agent: str | None = None,
-        input: dict[str, Any] | None = None,
-        if_busy: IfBusy | str = IfBusy.REJECT,
-        timeout_seconds: float | None = None,
-        wait_timeout_seconds: float | None = None,
-        idempotency_key: str | None = None,
-        max_attempts: int = 1,
-        metadata: dict[str, Any] | None = None,
-        after_seconds: float | None = None,
-    ) -> Run: ...
+        options: RunOptions | None = None,
+        **fields: Unpack[RunOptionFields],
+    ) -> Run:
+        """Accept a new run (ready): options, or the defaults with fields set (see RunOptions)."""
+        ...
 
     async def get_run(self, run_id: str) -> Run: ...
 

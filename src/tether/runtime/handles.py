@@ -14,12 +14,12 @@ if TYPE_CHECKING:
 import dataclasses
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from tether.core.event import Event
 from tether.core.message import Message, Role
 from tether.core.page import Page
-from tether.core.run import IfBusy, Run
+from tether.core.run import Run, RunOptionFields, RunOptions
 from tether.core.session import Session
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import Step
@@ -147,29 +147,13 @@ class SessionRuns:
         self,
         goal: str,
         *,
-        agent: str | None = None,
-        input: dict[str, Any] | None = None,
-        if_busy: IfBusy | str = IfBusy.REJECT,
-        timeout_seconds: float | None = None,
-        wait_timeout_seconds: float | None = None,
-        idempotency_key: str | None = None,
-        max_attempts: int = 1,
-        metadata: dict[str, Any] | None = None,
+        options: RunOptions | None = None,
+        **fields: Unpack[RunOptionFields],
     ) -> RunHandle:
-        """Start a run; it is ``ready`` until a worker picks it up."""
+        """Start a run; it is ``ready`` until a worker picks it up. Options as RunOptions, or
+        as keywords (agent=, input=, if_busy=, timeout_seconds=, …)."""
         run = self._tt._call(
-            self._tt.backend.create_run(
-                self._session_id,
-                goal,
-                agent=agent,
-                input=input,
-                if_busy=if_busy,
-                timeout_seconds=timeout_seconds,
-                wait_timeout_seconds=wait_timeout_seconds,
-                idempotency_key=idempotency_key,
-                max_attempts=max_attempts,
-                metadata=metadata,
-            )
+            self._tt.backend.create_run(self._session_id, goal, options=options, **fields)
         )
         return RunHandle.bind(run, self._tt)
 

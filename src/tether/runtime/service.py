@@ -10,18 +10,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Unpack
 
 from tether.core.clock import Clock, SystemClock
 from tether.core.errors import NotFound, UsageError
-from tether.core.event import Event
+from tether.core.event import TERMINAL_RUN_EVENTS, Event
 from tether.core.ids import is_id, new_id
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.page import Page
-from tether.core.run import IfBusy, Run
+from tether.core.run import IfBusy, Run, RunOptionFields, RunOptions
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
-from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus
+from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry, default_registry
@@ -31,9 +31,6 @@ from tether.runtime.settings import RuntimeSettings
 from tether.store.base import UNSET, Store, Unset
 from tether.store.changes import run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
-
-#: Run events after which a run's stream ends.
-TERMINAL_RUN_EVENTS = frozenset(f"run.{s.value}" for s in RUN_TERMINAL)
 
 
 class Service:
@@ -207,20 +204,15 @@ class Service:
         session_id: str,
         goal: str,
         *,
-        agent: str | None = None,
-        input: dict[str, Any] | None = None,
-        if_busy: IfBusy | str = IfBusy.REJECT,
-        timeout_seconds: float | None = None,
-        wait_timeout_seconds: float | None = None,
-        idempotency_key: str | None = None,
-        max_attempts: int = 1,
-        metadata: dict[str, Any] | None = None,
-        after_seconds: float | None = None,
+        options: RunOptions | None = None,
         messages: Sequence[tuple[Role | str, str, dict[str, Any] | None]] = (),
+        **fields: Unpack[RunOptionFields],
     ) -> Run:
-        """Accept a new run (ready) in an active session; a worker executes it. messages
-        (role, content, metadata) join the conversation with it, atomically, as its own."""
-        agent_name = agent or self.settings.default_agent
+        """Accept a new run (ready) in an active session; a worker executes it. Its options are
+        options, or the defaults with fields set (see RunOptions). messages (role, content,
+        metadata) join the conversation with it, atomically, as its own."""
+        opts = RunOptions.of(options, **fields)
+        agent_name = opts.agent or self.settings.default_agent
         self.agents.get(agent_name)
         now = self.clock.now()
         run = Run(
@@ -233,16 +225,17 @@ class Service:
             status=RunStatus.READY,
             created_at=now,
             updated_at=now,
-            input=limits.mapping("input", input),
-            max_attempts=limits.positive_int("max_attempts", max_attempts, 100),
-            metadata=limits.mapping("metadata", metadata),
-            timeout_seconds=limits.seconds("timeout_seconds", timeout_seconds),
-            wait_timeout_seconds=limits.seconds("wait_timeout_seconds", wait_timeout_seconds),
-            idempotency_key=limits.key("idempotency_key", idempotency_key),
+            input=limits.mapping("input", opts.input),
+            max_attempts=limits.positive_int("max_attempts", opts.max_attempts, 100),
+            metadata=limits.mapping("metadata", opts.metadata),
+            timeout_seconds=limits.seconds("timeout_seconds", opts.timeout_seconds),
+            wait_timeout_seconds=limits.seconds("wait_timeout_seconds", opts.wait_timeout_seconds),
+            idempotency_key=limits.key("idempotency_key", opts.idempotency_key),
             not_before=(
                 None
-                if not after_seconds
-                else now + timedelta(seconds=limits.seconds("after_seconds", after_seconds) or 0)
+                if not opts.after_seconds
+                else now
+                + timedelta(seconds=limits.seconds("after_seconds", opts.after_seconds) or 0)
             ),
         )
         written = [
@@ -256,7 +249,7 @@ class Service:
         created, _ = await self.store.create_run(
             run,
             owner=self.owner,
-            if_busy=limits.enum(IfBusy, if_busy, "if_busy") or IfBusy.REJECT,
+            if_busy=limits.enum(IfBusy, opts.if_busy, "if_busy") or IfBusy.REJECT,
             now=now,
             messages=written,
         )

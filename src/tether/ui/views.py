@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from tether.core.event import EVENT_TYPES
+from tether.core.event import EventType
 from tether.core.run import Run
 from tether.core.status import RUN_UNFINISHED, SessionStatus, StepStatus
 from tether.core.step import Step
@@ -20,7 +20,7 @@ MESSAGES_SHOWN = 200
 TOOL_CALLS_SHOWN = 100
 USER_MEMORY_SHOWN = 100
 #: Every event a page listens for on a run's stream (EventSource needs each type by name).
-LIVE_EVENTS = sorted(EVENT_TYPES)
+LIVE_EVENTS = sorted(t.value for t in EventType)
 
 
 def _choice(value: str | None, allowed: list[str]) -> str:

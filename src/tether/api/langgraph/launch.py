@@ -23,7 +23,7 @@ from tether.api.langgraph.shapes import LG_KEY, MULTITASK, input_messages, inter
 from tether.api.langgraph.state import unseen
 from tether.core.errors import Conflict, NotFound, SessionBusy, UsageError
 from tether.core.ids import made_at
-from tether.core.run import Run
+from tether.core.run import Run, RunOptions
 from tether.core.status import RUN_UNFINISHED, RunStatus
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
@@ -86,6 +86,23 @@ class RunRequest:
     @property
     def resuming(self) -> bool:
         return self.resume is not _NO_RESUME
+
+    def options(self) -> RunOptions:
+        """The options of the run this request starts."""
+        return RunOptions(
+            agent=self.agent,
+            input=self.input or {},
+            if_busy=MULTITASK[self.multitask],
+            metadata={
+                **self.metadata,
+                LG_KEY: {
+                    "assistant_id": self.assistant_id,
+                    "multitask_strategy": self.multitask,
+                    "kwargs": self.kwargs,
+                },
+            },
+            after_seconds=self.after_seconds,
+        )
 
 
 def parse(body: Any, agents: AgentRegistry) -> RunRequest:
@@ -229,21 +246,7 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
             cut_off += [r.id for r in page.data]
     try:
         run = await svc.create_run(
-            thread_id,
-            goal_of(req.input, req.agent),
-            agent=req.agent,
-            input=req.input or {},
-            if_busy=MULTITASK[req.multitask],
-            metadata={
-                **req.metadata,
-                LG_KEY: {
-                    "assistant_id": req.assistant_id,
-                    "multitask_strategy": req.multitask,
-                    "kwargs": req.kwargs,
-                },
-            },
-            after_seconds=req.after_seconds,
-            messages=messages,
+            thread_id, goal_of(req.input, req.agent), options=req.options(), messages=messages
         )
     except SessionBusy as busy:
         busy.message = (

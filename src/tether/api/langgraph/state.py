@@ -25,10 +25,9 @@ from tether.api.langgraph.shapes import (
     run_error,
 )
 from tether.core.clock import to_iso
-from tether.core.event import Event
+from tether.core.event import STEP_END_EVENTS, Event, EventType
 from tether.core.message import Message, Role
 from tether.core.run import Run
-from tether.core.serde import from_data
 from tether.core.session import Session
 from tether.core.status import RunStatus
 from tether.core.step import Step
@@ -36,7 +35,6 @@ from tether.store.base import Store
 
 _PAGE = 1000
 _CHECKPOINT_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:tether:langgraph:checkpoint")
-_STEP_ENDS = frozenset({"step.completed", "step.failed", "step.in_doubt"})
 
 
 class Conversation:
@@ -237,9 +235,9 @@ async def checkpoints(store: Store, session_id: str) -> list[Checkpoint]:
             if made is not None:
                 made.id = _checkpoint_id(session_id, event)
                 found.append(made)
-            if event.type in ("session.created", "session.updated"):
-                context = dict(event.data.get("session", {}).get("context") or {})
-                if event.type == "session.updated" and "context" in event.data.get("changed", []):
+            if event.type in (EventType.SESSION_CREATED, EventType.SESSION_UPDATED):
+                context = dict(event.session.context)
+                if event.type == EventType.SESSION_UPDATED and "context" in event.changed:
                     found.append(
                         Checkpoint(
                             id=_checkpoint_id(session_id, event),
@@ -266,8 +264,8 @@ def _checkpoint(
     found: list[Checkpoint],
 ) -> Checkpoint | None:
     kind = event.type
-    if kind == "message.added":
-        message = from_data(Message, event.data["message"])
+    if kind == EventType.MESSAGE_ADDED:
+        message = event.message
         if message.run_id is None:
             node = lg_extra(message).get("as_node") or "__update__"
             return Checkpoint(
@@ -281,8 +279,8 @@ def _checkpoint(
         if is_run_output(message):
             pending[message.run_id].append(message)
         return None
-    if kind == "run.created":
-        run = from_data(Run, event.data["run"])
+    if kind == EventType.RUN_CREATED:
+        run = event.run
         steps[run.id] = -1
         return Checkpoint(
             id="",
@@ -293,8 +291,8 @@ def _checkpoint(
             run_id=run.id,
             writes={"__start__": run.input},
         )
-    if kind in _STEP_ENDS and event.run_id is not None:
-        step = from_data(Step, event.data["step"])
+    if kind in STEP_END_EVENTS and event.run_id is not None:
+        step = event.step
         steps[event.run_id] = steps.get(event.run_id, -1) + 1
         return Checkpoint(
             id="",
@@ -305,7 +303,7 @@ def _checkpoint(
             run_id=event.run_id,
             writes={step.name: step_update(step, pending.pop(event.run_id, []))},
         )
-    if kind == "run.waiting" and event.run_id is not None:
+    if kind == EventType.RUN_WAITING and event.run_id is not None:
         return Checkpoint(
             id="",
             moment=event.created_at,
@@ -313,7 +311,7 @@ def _checkpoint(
             step=steps.get(event.run_id, -1) + 1,
             context=context,
             run_id=event.run_id,
-            waiting=from_data(Run, event.data["run"]),
+            waiting=event.run,
         )
     return None
 

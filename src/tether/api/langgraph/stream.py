@@ -33,19 +33,16 @@ from tether.api.langgraph.shapes import (
 )
 from tether.api.langgraph.state import Conversation, step_update, values_of
 from tether.core.errors import InvalidTransition, NotFound, UsageError
-from tether.core.event import Event
+from tether.core.event import STEP_END_EVENTS, TERMINAL_RUN_EVENTS, Event, EventType
 from tether.core.message import Message
 from tether.core.run import Run
-from tether.core.serde import from_data
 from tether.core.status import RunStatus
-from tether.core.step import Step
-from tether.runtime.service import TERMINAL_RUN_EVENTS, Service
+from tether.runtime.service import Service
 from tether.runtime.sse import Alive, still
 
 HEARTBEAT = b": heartbeat\r\n\r\n"
 #: The longest the stream goes without checking whether the server is draining.
 _TICK = 1.0
-_STEP_ENDS = frozenset({"step.completed", "step.failed", "step.in_doubt"})
 #: Resume position: after frame ``index`` of event ``event_id`` (None: after all of them).
 Position = tuple[int, int | None]
 
@@ -112,11 +109,11 @@ class _Translator:
     async def parts(self, event: Event) -> list[tuple[str, Any]]:
         kind, modes = event.type, self.modes
         out: list[tuple[str, Any]] = []
-        if kind == "run.started":
+        if kind == EventType.RUN_STARTED:
             if "values" in modes:
                 out.append(("values", await self.values_at(event)))
-        elif kind == "message.added":
-            message = from_data(Message, event.data["message"])
+        elif kind == EventType.MESSAGE_ADDED:
+            message = event.message
             if is_run_output(message):
                 self.pending.append(message)
                 wire, meta = lc_message(message), self._meta(message)
@@ -125,22 +122,22 @@ class _Translator:
                 if "messages" in modes:
                     out.append(("messages/metadata", {wire["id"]: {"metadata": meta}}))
                     out.append(("messages/complete", [wire]))
-        elif kind in _STEP_ENDS:
-            step = from_data(Step, event.data["step"])
+        elif kind in STEP_END_EVENTS:
+            step = event.step
             if "updates" in modes:
                 out.append(("updates", {step.name: step_update(step, self.pending)}))
             if "values" in modes:
                 out.append(("values", await self.values_at(event)))
             self.pending = []
-        elif kind == "run.waiting":
-            interrupt = interrupt_of(from_data(Run, event.data["run"]))
+        elif kind == EventType.RUN_WAITING:
+            interrupt = interrupt_of(event.run)
             if "updates" in modes:
                 out.append(("updates", {"__interrupt__": [interrupt]}))
             if "values" in modes:
                 values = await self.values_at(event)
                 out.append(("values", {**values, "__interrupt__": [interrupt]}))
-        elif kind in ("run.failed", "run.timed_out"):
-            error = run_error(from_data(Run, event.data["run"]))
+        elif kind in (EventType.RUN_FAILED, EventType.RUN_TIMED_OUT):
+            error = run_error(event.run)
             out.append(("error", error or {"error": "Error", "message": "the run failed"}))
         return out
 
@@ -198,7 +195,9 @@ async def frames(
                     yield frame(name, data, f"{event.id}-{index}" if plan.resumable else None)
                 if event.type in TERMINAL_RUN_EVENTS:
                     break
-                if event.type == "run.waiting" and await _still_waiting(svc, run.id, event.id):
+                if event.type == EventType.RUN_WAITING and await _still_waiting(
+                    svc, run.id, event.id
+                ):
                     break
         finished = True
     except NotFound:

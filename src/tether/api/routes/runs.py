@@ -24,19 +24,7 @@ async def create_run(
     svc: Owned, session_id: str, body: Annotated[schemas.RunCreate, Body()]
 ) -> Response:
     """Accept a run (ready); the worker executes it. A busy session answers by if_busy."""
-    run = await svc.create_run(
-        session_id,
-        body.goal,
-        agent=body.agent,
-        input=body.input,
-        if_busy=body.if_busy,
-        timeout_seconds=body.timeout_seconds,
-        wait_timeout_seconds=body.wait_timeout_seconds,
-        idempotency_key=body.idempotency_key,
-        max_attempts=body.max_attempts,
-        metadata=body.metadata,
-        after_seconds=body.after_seconds,
-    )
+    run = await svc.create_run(session_id, body.goal, options=body.options())
     return render.record(run, 201, {"Location": f"/v1/runs/{run.id}"})
 
 

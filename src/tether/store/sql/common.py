@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from tether.core.errors import LeaseLost, NotFound, SessionClosed, SessionExpired, UsageError
+from tether.core.event import EventType, step_event
 from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
 from tether.core.session import Session
@@ -36,7 +37,7 @@ class SqlBase:
     async def _event(
         self,
         tx: Tx,
-        type_: str,
+        type_: EventType,
         *,
         owner: str,
         now: datetime,
@@ -45,13 +46,15 @@ class SqlBase:
         data: dict[str, Any] | None = None,
     ) -> None:
         """Append an event in tx and announce it when tx commits. A run's snapshot leaves out
-        the assembled context it started from (large, and already on the run)."""
+        the assembled context it started from (large, and already on the run). A type that is
+        not an EventType is refused before anything is written (ValueError)."""
+        type_ = EventType(type_)
         payload = to_data(data or {})
         snapshot = payload.get("run")
         if isinstance(snapshot, dict):
             snapshot.pop("context", None)
         await tx.append_event(
-            type=type_,
+            type=type_.value,
             owner=owner,
             session_id=session_id,
             run_id=run_id,
@@ -142,7 +145,7 @@ class SqlBase:
                 step = step_from_row(row, self._db.load_json)
                 await self._event(
                     tx,
-                    f"step.{status.value}",
+                    step_event(status),
                     owner=run.owner,
                     now=now,
                     session_id=run.session_id,
@@ -164,7 +167,7 @@ class SqlBase:
         await self._close_open_steps(tx, run, now=now, error=error)
         await self._event(
             tx,
-            "run.cancelled",
+            EventType.RUN_CANCELLED,
             owner=owner,
             now=now,
             session_id=run.session_id,

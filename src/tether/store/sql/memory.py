@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.core.errors import Conflict, NotFound
+from tether.core.event import EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.status import RUN_TERMINAL, RunStatus
 from tether.store.sql.common import SqlBase
@@ -81,7 +82,7 @@ class MemoryPart(SqlBase):
             item = self._item(row)
             await self._event(
                 tx,
-                "memory.set",
+                EventType.MEMORY_SET,
                 owner=item_owner,
                 now=now,
                 session_id=session_id,
@@ -152,7 +153,7 @@ class MemoryPart(SqlBase):
                 return False
             await self._event(
                 tx,
-                "memory.deleted",
+                EventType.MEMORY_DELETED,
                 owner=item_owner,
                 now=now,
                 session_id=session_id,
@@ -202,7 +203,7 @@ class MemoryPart(SqlBase):
             item = self._item(row)
             await self._event(
                 tx,
-                "memory.promoted",
+                EventType.MEMORY_PROMOTED,
                 owner=run_row["owner"],
                 now=now,
                 session_id=session_id,

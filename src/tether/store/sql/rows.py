@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tether.core.event import Event
+from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.run import ErrorInfo, Run
@@ -165,7 +165,7 @@ def memory_from_row(row: Row, load: LoadJson) -> MemoryItem:
 def event_from_row(row: Row, load: LoadJson) -> Event:
     return Event(
         id=row["id"],
-        type=row["type"],
+        type=EventType(row["type"]),
         owner=row["owner"],
         created_at=from_us(row["created_at"]),
         session_id=row["session_id"],

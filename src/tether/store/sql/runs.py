@@ -13,6 +13,7 @@ from tether.core.errors import (
     NotFound,
     SessionBusy,
 )
+from tether.core.event import EventType, run_event
 from tether.core.ids import new_id
 from tether.core.message import Message, Role
 from tether.core.page import Page
@@ -107,7 +108,7 @@ class RunsPart(SessionsPart):
             created = self._run(row)
             await self._event(
                 tx,
-                "run.created",
+                EventType.RUN_CREATED,
                 owner=created.owner,
                 now=now,
                 session_id=created.session_id,
@@ -188,7 +189,7 @@ class RunsPart(SessionsPart):
             await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
             await self._event(
                 tx,
-                "run.started",
+                EventType.RUN_STARTED,
                 owner=run.owner,
                 now=now,
                 session_id=run.session_id,
@@ -264,10 +265,12 @@ class RunsPart(SessionsPart):
                 now=now,
                 error=error or ErrorInfo("interrupted", f"the run ended {status.value}"),
             )
-            await self._run_event(tx, f"run.{status.value}", run, now)
+            await self._run_event(tx, run_event(status), run, now)
         return run
 
-    async def _run_event(self, tx: Tx, type_: str, run: Run, now: datetime, **extra: Any) -> None:
+    async def _run_event(
+        self, tx: Tx, type_: EventType, run: Run, now: datetime, **extra: Any
+    ) -> None:
         await self._event(
             tx,
             type_,
@@ -293,7 +296,7 @@ class RunsPart(SessionsPart):
             if row is None:
                 await self._lost(tx, run_id, worker_id)
             run = self._run(row)
-            await self._run_event(tx, "run.waiting", run, now)
+            await self._run_event(tx, EventType.RUN_WAITING, run, now)
         return run
 
     async def resume_run(self, run_id: str, *, owner: str | None, now: datetime, input: Any) -> Run:
@@ -321,14 +324,14 @@ class RunsPart(SessionsPart):
                     step = step_from_row(step_row, self._db.load_json)
                     await self._event(
                         tx,
-                        "step.completed",
+                        EventType.STEP_COMPLETED,
                         owner=run.owner,
                         now=now,
                         session_id=run.session_id,
                         run_id=run.id,
                         data={"step": step},
                     )
-            await self._run_event(tx, "run.resumed", run, now, input=input)
+            await self._run_event(tx, EventType.RUN_RESUMED, run, now, input=input)
         return run
 
     async def cancel_run(
@@ -359,7 +362,7 @@ class RunsPart(SessionsPart):
             if row is None:
                 return None
             run = self._run(row)
-            await self._run_event(tx, "run.requeued", run, now, reason="worker_shutdown")
+            await self._run_event(tx, EventType.RUN_REQUEUED, run, now, reason="worker_shutdown")
         return run
 
     async def reap_runs(self, *, now: datetime, limit: int = 100) -> list[Run]:
@@ -384,7 +387,7 @@ class RunsPart(SessionsPart):
             row = await tx.one("requeue_run", id=run.id, now=to_us(now))
             assert row is not None
             requeued = self._run(row)
-            await self._run_event(tx, "run.requeued", requeued, now, reason="worker_lost")
+            await self._run_event(tx, EventType.RUN_REQUEUED, requeued, now, reason="worker_lost")
             return requeued
         row = await tx.one(
             "end_run",
@@ -396,7 +399,7 @@ class RunsPart(SessionsPart):
         )
         assert row is not None
         failed = self._run(row)
-        await self._run_event(tx, "run.failed", failed, now)
+        await self._run_event(tx, EventType.RUN_FAILED, failed, now)
         return failed
 
     async def _time_out(self, tx: Tx, run: Run, now: datetime) -> Run | None:
@@ -419,7 +422,7 @@ class RunsPart(SessionsPart):
             return None
         timed_out = self._run(row)
         await self._close_open_steps(tx, timed_out, now=now, error=error)
-        await self._run_event(tx, "run.timed_out", timed_out, now)
+        await self._run_event(tx, EventType.RUN_TIMED_OUT, timed_out, now)
         return timed_out
 
     async def delete_run(self, run_id: str, *, owner: str | None) -> None:

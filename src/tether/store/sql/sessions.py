@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.core.errors import AlreadyExists, NotFound
-from tether.core.event import Event
+from tether.core.event import Event, EventType
 from tether.core.ids import new_id
 from tether.core.message import Message, Role
 from tether.core.page import Page
@@ -54,7 +54,7 @@ class SessionsPart(SqlBase):
             )
             await self._event(
                 tx,
-                "session.created",
+                EventType.SESSION_CREATED,
                 owner=session.owner,
                 now=session.created_at,
                 session_id=session.id,
@@ -141,7 +141,7 @@ class SessionsPart(SqlBase):
             }
             await self._event(
                 tx,
-                "session.updated",
+                EventType.SESSION_UPDATED,
                 owner=session.owner,
                 now=now,
                 session_id=session.id,
@@ -165,7 +165,7 @@ class SessionsPart(SqlBase):
             )
             await self._event(
                 tx,
-                "session.closed",
+                EventType.SESSION_CLOSED,
                 owner=closed.owner,
                 now=now,
                 session_id=session_id,
@@ -182,7 +182,7 @@ class SessionsPart(SqlBase):
         )
         await self._event(
             tx,
-            "session.expired",
+            EventType.SESSION_EXPIRED,
             owner=session.owner,
             now=now,
             session_id=session.id,
@@ -255,7 +255,7 @@ class SessionsPart(SqlBase):
         )
         await self._event(
             tx,
-            "message.added",
+            EventType.MESSAGE_ADDED,
             owner=owner,
             now=message.created_at,
             session_id=message.session_id,

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.core.errors import InvalidTransition, NotFound
+from tether.core.event import EventType, step_event
 from tether.core.ids import new_id
 from tether.core.message import Message, Role
 from tether.core.page import Page
@@ -58,7 +59,7 @@ class StepsPart(SessionsPart):
             )
             await tx.run("insert_step", **params)
             step = _inserted(params, kind, StepStatus.RUNNING, input, None, None, None)
-            await self._step_event(tx, "step.started", step, held["owner"], now)
+            await self._step_event(tx, EventType.STEP_STARTED, step, held["owner"], now)
         return step
 
     def _step_params(
@@ -98,7 +99,9 @@ class StepsPart(SessionsPart):
             "attempt": held["attempt"],
         }
 
-    async def _step_event(self, tx: Tx, type_: str, step: Step, owner: str, now: datetime) -> None:
+    async def _step_event(
+        self, tx: Tx, type_: EventType, step: Step, owner: str, now: datetime
+    ) -> None:
         await self._event(
             tx,
             type_,
@@ -187,7 +190,7 @@ class StepsPart(SessionsPart):
             assert run_row is not None
             owner = run_row["owner"]
             await self._after_step(tx, step, owner, now, message)
-            await self._step_event(tx, f"step.{status.value}", step, owner, now)
+            await self._step_event(tx, step_event(status), step, owner, now)
         return step
 
     async def record_step(
@@ -226,7 +229,7 @@ class StepsPart(SessionsPart):
             await tx.run("insert_step", **params)
             step = _inserted(params, kind, status, input, output, error, usage)
             await self._after_step(tx, step, held["owner"], now, message)
-            await self._step_event(tx, f"step.{status.value}", step, held["owner"], now)
+            await self._step_event(tx, step_event(status), step, held["owner"], now)
         return step
 
     async def list_steps(self, run_id: str) -> list[Step]:

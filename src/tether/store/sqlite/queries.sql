@@ -243,6 +243,7 @@ WHERE id = (
                          OR s.last_activity_at + s.ttl_seconds * 1000000 > :now))
     ORDER BY r.created_at, r.id
     LIMIT 1)
+  AND status = 'ready'
 RETURNING *;
 
 -- name: renew_lease
