@@ -50,6 +50,12 @@ def test_numbers_too_large_anywhere_are_422s(alice: httpx.Client) -> None:
     ):
         _refused(alice.post(path, json=body), field)
     _refused(alice.patch(f"/v1/sessions/{sid}", json={"ttl_seconds": 1e308}), "ttl_seconds")
+    for path, body in (
+        ("/store/items/search", {"namespace_prefix": ["a"], "offset": 10**30}),
+        ("/store/namespaces", {"offset": 10**30}),
+        ("/threads/search", {"offset": 10**30}),
+    ):
+        _refused(alice.post(path, json=body), "body.offset")
     _refused(alice.get("/v1/sessions", params={"limit": "1e308"}), "limit")
     json_header = {"content-type": "application/json"}
     for body in (b'{"value": 1e400}', b'{"value": {"deep": [-1e999]}}'):

@@ -16,6 +16,8 @@ from tether.runtime import limits
 
 V = TypeVar("V")
 
+#: The largest offset a search takes (a database counts rows in 64 bits).
+MAX_OFFSET = 2**31
 #: The stream modes tether produces, in the SDK's names.
 STREAM_MODES = ("values", "updates", "messages-tuple", "messages")
 #: The stream modes the SDK knows and tether does not produce.
@@ -98,8 +100,8 @@ def page(body: Mapping[str, Any], *, default_limit: int, where: str = "body") ->
     offset = body.get("offset", 0)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise UsageError(f"{where}.limit must be a whole number from 1 to 1000")
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise UsageError(f"{where}.offset must be a whole number, 0 or more")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+        raise UsageError(f"{where}.offset must be a whole number from 0 to {MAX_OFFSET}")
     return limit, offset
 
 
