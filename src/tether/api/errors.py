@@ -169,6 +169,13 @@ async def _on_unicode_error(request: Request, exc: Exception) -> Response:
     )
 
 
+async def _on_overflow(request: Request, exc: Exception) -> Response:
+    # A number too large for what it feeds (a float → int, a 64-bit column) that no check
+    # caught first: still the caller's number, so a 422 rather than a 500.
+    log.warning("numeric overflow on %s %s: %r", request.method, request.url.path, exc)
+    return validation_response([{"loc": ["request"], "msg": "a number is out of range"}])
+
+
 async def _on_anything_else(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error on %s %s", request.method, request.url.path)
     return problem(
@@ -182,4 +189,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(HTTPException, _on_http_error)
     app.add_exception_handler(UnicodeError, _on_unicode_error)
+    app.add_exception_handler(OverflowError, _on_overflow)
     app.add_exception_handler(Exception, _on_anything_else)
