@@ -22,10 +22,9 @@ from tether.runtime.api_keys import ApiKeys
 from tether.runtime.service import Service
 from tether.runtime.sse import Alive
 
-#: Reachable without a key: health for probes (LangGraph's /ok and /info too), the spec and its
-#: interactive docs.
-PUBLIC_PATHS = frozenset({"/healthz", "/ok", "/info", "/openapi.json", "/docs"})
-PUBLIC_PREFIXES = ("/docs/",)
+#: Reachable without a key: health for probes (LangGraph's /ok and /info too). The spec
+#: (/openapi.json) and its docs (/docs) are not routes of the API: nothing guards them.
+PUBLIC_PATHS = frozenset({"/healthz", "/ok", "/info"})
 #: The owner every request acts for when the server runs with --no-auth.
 LOCAL_OWNER = "local"
 _OWNER_KEY = "tether.owner"
@@ -43,7 +42,7 @@ class Authenticate:
         self.router = router
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or _public(scope["path"]) or not self._routed(scope):
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or not self._routed(scope):
             await self.app(scope, receive, send)
             return
         if not self.required:
@@ -86,10 +85,6 @@ def key_alive(request: Request) -> Alive | None:
         return await keys.owner_of(secret) == owner
 
     return alive
-
-
-def _public(path: str) -> bool:
-    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
 
 
 def _secret(scope: Scope) -> str | None:
