@@ -275,9 +275,16 @@ RETURNING *;
 -- name: claim_ready_run
 -- One statement: the oldest startable ready run nobody else is claiming right now. Should two
 -- claims still race into one session, the one-active-run index refuses the second (retried).
+-- A run never starts before the run before it in its session ended: a claim that read the clock
+-- before that end committed (it waited for the lock meanwhile) starts at that end.
 UPDATE runs
 SET status = 'running', worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s,
-    started_at = COALESCE(started_at, %(now)s), updated_at = %(now)s,
+    started_at = COALESCE(started_at, GREATEST(%(now)s, (
+        SELECT p.ended_at FROM runs AS p
+        WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1))),
+    updated_at = GREATEST(%(now)s, (
+        SELECT p.ended_at FROM runs AS p
+        WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1)),
     deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
                        ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
 WHERE id = (

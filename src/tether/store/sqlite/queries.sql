@@ -224,9 +224,16 @@ WHERE id = (SELECT id FROM runs WHERE status = 'running' AND worker_id IS NULL
 RETURNING *;
 
 -- name: claim_ready_run
+-- A run never starts before the run before it in its session ended: a claim that read the clock
+-- before that end committed (it waited for the lock meanwhile) starts at that end.
 UPDATE runs
 SET status = 'running', worker_id = :worker_id, lease_expires_at = :lease_expires_at,
-    started_at = COALESCE(started_at, :now), updated_at = :now,
+    started_at = COALESCE(started_at, MAX(:now, COALESCE(
+        (SELECT p.ended_at FROM runs AS p
+         WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1), :now))),
+    updated_at = MAX(:now, COALESCE(
+        (SELECT p.ended_at FROM runs AS p
+         WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1), :now)),
     deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
                        ELSE :now + CAST(timeout_seconds * 1000000 AS INTEGER) END
 WHERE id = (
