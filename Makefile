@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 STAMP := $(VENV)/.installed
 
-.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres bench-lock clean
+.PHONY: help install demo test screenshots lint format bench bench-store bench-floor bench-engine bench-http bench-postgres bench-lock bench-telemetry clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -12,7 +12,7 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[postgres,dev]'
+	$(PY) -m pip install -q -e '.[postgres,otel,metrics,dev]'
 	touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install tether with its test tools
@@ -35,7 +35,7 @@ format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: bench-store bench-floor bench-engine bench-http bench-postgres bench-lock ## all benchmarks (bench/), printed as tables
+bench: bench-store bench-floor bench-engine bench-http bench-postgres bench-lock bench-telemetry ## all benchmarks (bench/), printed as tables
 
 bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
@@ -55,6 +55,9 @@ bench-lock: $(STAMP) ## /healthz and SSE heartbeats while another process holds 
 
 bench-postgres: $(STAMP) ## PostgreSQL: runs/s with 1, 2, 4 worker processes; append cost vs history
 	$(PY) bench/postgres.py
+
+bench-telemetry: $(STAMP) ## CPU per run with metrics, tracing or both on, vs off
+	$(PY) bench/telemetry.py
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

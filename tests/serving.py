@@ -6,6 +6,7 @@ whose connections can be cut; waiting on observable state with a deadline (never
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -106,8 +107,9 @@ def serve(
         with process.stderr:
             for line in process.stderr:
                 server.log.append(line)
-                if line.startswith(LISTENING):
-                    server.url = line[len(LISTENING) :].split()[0]
+                url = listening_url(line)
+                if url:
+                    server.url = url
                     ready.set()
         ready.set()
 
@@ -116,6 +118,17 @@ def serve(
         server.stop()
         pytest.fail("tether serve did not start:\n" + "".join(server.log))
     return server
+
+
+def listening_url(line: str) -> str | None:
+    """The URL a server's "listening" line names (a text line, or a JSON log line with
+    ``--log-format json``), else None."""
+    if line.startswith("{"):
+        with contextlib.suppress(ValueError):
+            line = str(json.loads(line).get("message", ""))
+    if line.startswith(LISTENING):
+        return line[len(LISTENING) :].split()[0]
+    return None
 
 
 class Proxy:

@@ -35,6 +35,10 @@ SMALL = {
         "--hold 1 --probe-every 0.05",
         ["lock held", "/healthz while held", "SSE heartbeat", "the write: 201"],
     ),
+    "telemetry.py": (
+        "--runs 10 --rounds 1",
+        ["CPU per run", "metrics", "tracing", "both"],
+    ),
     "postgres.py": (
         "--runs 12 --sessions 3 --processes 1,2 --sizes 100 --iterations 10",
         ["sqlite embedded", "postgres, 1 worker", "postgres, 2 worker", "add_message"],

@@ -4,6 +4,10 @@ The lifespan opens the store (unless one is given), starts the embedded worker (
 ``workers=0``) and, on shutdown, stops it: running runs get the grace period to finish, then are
 handed back to the queue. ``app.state.draining`` ends SSE streams and long-polls promptly when
 the server is asked to stop.
+
+With ``metrics`` set, the app serves GET /metrics and counts what its store, worker and streams
+do; with tracing on (``tether.telemetry.enable_tracing``), every request is a server span.
+Neither imports anything when off.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
 
@@ -21,6 +26,7 @@ from tether.api.body_limit import BodyLimit
 from tether.api.empty_query import EmptyQuery
 from tether.api.hosts import CheckHost
 from tether.api.langgraph import routers as langgraph_routers
+from tether.api.native_telemetry import without_native_tracing
 from tether.api.routes import events, health, memory, runs, sessions
 from tether.api.settings import ApiSettings
 from tether.api.utf8 import Utf8Only
@@ -29,15 +35,21 @@ from tether.core.hosts import AllowedHosts
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.executor import ModelResolver
+from tether.runtime.instruments import Chain, installed
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.ui_sessions import UiSessions
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 from tether.store.factory import open_store
+from tether.telemetry import create_metrics, tracing_enabled
 from tether.ui import UiSettings
 from tether.ui import install as install_ui
 from tether.version import __version__
+
+if TYPE_CHECKING:
+    from tether.api.metrics import Exposition
+    from tether.telemetry.metrics import Metrics
 
 DESCRIPTION = """\
 Durable Sessions and Runs for AI agents. A **session** is the long conversation (messages,
@@ -65,21 +77,41 @@ def create_app(
         concurrency=max(1, settings.workers),
         shutdown_grace=settings.shutdown_grace,
     )
+    metrics = create_metrics() if settings.metrics else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = store is None
         opened = store or open_store(settings.db)
-        service = Service(opened, agents=agents, clock=clock, settings=runtime, models=models)
+        used, instruments = opened, None
+        if metrics is not None:
+            used, instruments = metrics.watch(opened), Chain(installed(), metrics)
+        service = Service(
+            used,
+            agents=agents,
+            clock=clock,
+            settings=runtime,
+            models=models,
+            instruments=instruments,
+        )
         app.state.service = service
-        app.state.keys = ApiKeys(opened, clock=service.clock)
-        app.state.ui_sessions = UiSessions(opened, clock=service.clock)
+        app.state.keys = ApiKeys(used, clock=service.clock)
+        app.state.ui_sessions = UiSessions(used, clock=service.clock)
         worker = None
         if settings.workers > 0:
             worker = Worker(
-                opened, service.agents, clock=service.clock, settings=runtime, models=models
+                used,
+                service.agents,
+                clock=service.clock,
+                settings=runtime,
+                models=models,
+                instruments=instruments,
             )
             worker.start()
+            if metrics is not None:
+                metrics.watch_worker(runtime.concurrency, lambda: worker.active_runs)
+        if metrics is not None:
+            app.state.exposition = _exposition(metrics, service, settings.metrics_token)
         try:
             yield
         finally:
@@ -96,6 +128,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # the UI serves /docs itself, without third-party scripts
         redoc_url=None,
+        **without_native_tracing(),
     )
     app.state.settings = settings
     app.state.draining = threading.Event()
@@ -124,5 +157,23 @@ def create_app(
     )
     install_ui(app, ui)  # its pages authenticate with UI sessions, not API keys
     app.add_middleware(Authenticate, required=settings.auth, router=api)
-    app.add_middleware(CheckHost, hosts=hosts)  # outermost: nothing answers another host
+    if metrics is not None:
+        from tether.api import metrics as metrics_api
+
+        app.include_router(metrics_api.router)
+        app.add_middleware(metrics_api.CountStreams, metrics=metrics)
+    app.add_middleware(CheckHost, hosts=hosts)  # nothing answers another host
+    if tracing_enabled():
+        from tether.api.tracing import ServerSpans
+        from tether.telemetry import tracing
+
+        tracer = tracing.current()
+        if tracer is not None:
+            app.add_middleware(ServerSpans, tracer=tracer.tracer)  # outermost: sees every request
     return app
+
+
+def _exposition(metrics: Metrics, service: Service, token: str | None) -> Exposition:
+    from tether.api.metrics import Exposition
+
+    return Exposition(metrics, service.store, service.clock, service.agents, token)

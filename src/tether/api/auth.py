@@ -23,7 +23,8 @@ from tether.runtime.service import Service
 from tether.runtime.sse import Alive
 
 #: Reachable without a key: health for probes (LangGraph's /ok and /info too). The spec
-#: (/openapi.json) and its docs (/docs) are not routes of the API: nothing guards them.
+#: (/openapi.json), its docs (/docs) and the metrics (/metrics, which check their own token,
+#: see api/metrics.py) are not routes of the API: nothing here guards them.
 PUBLIC_PATHS = frozenset({"/healthz", "/ok", "/info"})
 #: The owner every request acts for when the server runs with --no-auth.
 LOCAL_OWNER = "local"

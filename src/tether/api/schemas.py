@@ -165,6 +165,7 @@ class Run(BaseModel):
     worker_id: str | None
     lease_expires_at: datetime | None
     not_before: datetime | None
+    traceparent: str | None
 
 
 class Message(BaseModel):

@@ -1,13 +1,19 @@
 """Run the app on uvicorn: streams end as soon as a stop is asked for, and the server says where
-it listens once it does (the real port when asked for port 0)."""
+it listens once it does (the real port when asked for port 0). uvicorn's own lines (its access
+log included) go through the process's logging, in its format (``tether.telemetry.logs``)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import math
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import uvicorn
 
@@ -18,15 +24,23 @@ from tether.core.errors import UsageError
 from tether.runtime.executor import ModelResolver
 from tether.store.factory import redact_url
 
+if TYPE_CHECKING:
+    from tether.api.metrics import Exposition
+
+log = logging.getLogger("tether.server")
+
 #: How long an idle keep-alive connection stays open.
 KEEP_ALIVE_SECONDS = 65
 
 
 class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, draining: threading.Event, label: str) -> None:
+    def __init__(
+        self, config: uvicorn.Config, draining: threading.Event, label: str, *, as_log: bool
+    ) -> None:
         super().__init__(config)
         self._draining = draining
         self._label = label
+        self._as_log = as_log
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self._draining.set()
@@ -42,7 +56,11 @@ class _Server(uvicorn.Server):
         if self.started and self.servers and self.servers[0].sockets:
             host, port = self.servers[0].sockets[0].getsockname()[:2]
             shown = f"[{host}]" if ":" in host else host
-            print(f"tether listening on http://{shown}:{port} ({self._label})", file=sys.stderr)
+            text = f"tether listening on http://{shown}:{port} ({self._label})"
+            if self._as_log:  # one more structured line, like every other
+                log.info(text, extra={"url": f"http://{shown}:{port}"})
+                return
+            print(text, file=sys.stderr)
             sys.stderr.flush()
 
 
@@ -53,14 +71,17 @@ def serve(
     port: int,
     access_log: bool = True,
     models: ModelResolver | None = None,
+    log_format: str = "plain",
 ) -> None:
-    """Serve until SIGINT/SIGTERM; then streams end, the worker drains, the store closes."""
+    """Serve until SIGINT/SIGTERM; then streams end, the worker drains, the store closes. The
+    listening line is plain text, or a log line when the logs are JSON."""
     app = create_app(settings, models=models)
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
         access_log=access_log,
+        log_config=None,  # the process's logging, as tether.telemetry.logs set it up
         timeout_graceful_shutdown=math.ceil(settings.shutdown_grace) + 1,
         # Longer than clients and load balancers keep idle connections (httpx: 5 s, most
         # balancers: 60 s), so the server never closes one as a client reuses it.
@@ -72,7 +93,8 @@ def serve(
     hosts = ", ".join(("loopback", *settings.allowed_hosts))
     label = f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}, hosts: {hosts}"
     listening = _listen(host, port)
-    _Server(config, app.state.draining, label).run(sockets=[listening])
+    server = _Server(config, app.state.draining, label, as_log=log_format == "json")
+    server.run(sockets=[listening])
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -87,3 +109,54 @@ def _listen(host: str, port: int) -> socket.socket:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     sock.set_inheritable(True)
     return sock
+
+
+class _Embedded(uvicorn.Server):
+    """A uvicorn server inside a process that handles its own signals; ``listening`` is set
+    once it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.listening = asyncio.Event()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.listening.set()
+
+
+class MetricsServer:
+    """GET /metrics on a port of its own, served on the running event loop (``tether worker``
+    has no HTTP API to mount it on)."""
+
+    def __init__(self, exposition: Exposition, *, host: str, port: int) -> None:
+        from tether.api.metrics import metrics_app
+
+        self._socket = _listen(host, port)
+        config = uvicorn.Config(
+            metrics_app(exposition), log_config=None, access_log=False, lifespan="off"
+        )
+        self._server = _Embedded(config)
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._socket.getsockname()[:2]
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}/metrics"
+
+    async def start(self) -> None:
+        """Serve in the background; return once connections are accepted."""
+        self._task = asyncio.create_task(self._server.serve(sockets=[self._socket]))
+        listening = asyncio.create_task(self._server.listening.wait())
+        await asyncio.wait({self._task, listening}, return_when=asyncio.FIRST_COMPLETED)
+        listening.cancel()
+        if self._task.done():
+            self._task.result()  # it could not start: say why
+
+    async def stop(self) -> None:
+        self._server.should_exit = True
+        if self._task is not None:
+            await self._task

@@ -39,3 +39,7 @@ class ApiSettings:
     max_wait_seconds: float = 300.0
     #: On shutdown, how long running runs may take to finish before they are handed back.
     shutdown_grace: float = _RUNTIME.shutdown_grace
+    #: Serve GET /metrics (Prometheus text format; needs the ``metrics`` extra).
+    metrics: bool = False
+    #: The Bearer token GET /metrics requires; None = answer loopback clients only.
+    metrics_token: str | None = None

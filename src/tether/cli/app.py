@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tether.core.errors import TetherError, UsageError
 from tether.runtime.facade import Tether
@@ -63,8 +64,9 @@ DEFAULT_OWNER = RuntimeSettings().owner
 
 
 def fail(message: str, code: int = 1) -> None:
-    """Print one clear line to stderr and exit non-zero."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print one clear line to stderr and exit non-zero (message is plain text: brackets in it,
+    as in ``tether[otel]``, are not markup)."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

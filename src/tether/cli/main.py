@@ -26,6 +26,7 @@ from tether.cli.app import (
     with_target,
 )
 from tether.cli.keys import keys_app
+from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.report import run_report, session_report
 from tether.cli.serve import serve
 from tether.cli.tail import tail
@@ -328,16 +329,38 @@ def worker(
         str | None,
         typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),
     ] = None,
+    log_format: LogFormatOption = "plain",
+    otel: OtelOption = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            envvar="TETHER_METRICS_PORT",
+            min=0,
+            max=65535,
+            help="Serve GET /metrics on this port (extra: metrics).",
+        ),
+    ] = None,
+    metrics_host: Annotated[
+        str,
+        typer.Option(envvar="TETHER_METRICS_HOST", help="Address of the metrics port."),
+    ] = "127.0.0.1",
+    metrics_token: MetricsTokenOption = None,
 ) -> None:
     """Execute runs from the database until SIGTERM (then drain gracefully)."""
-    from tether.cli.worker import serve_worker
+    from tether.cli.worker import MetricsEndpoint, serve_worker
 
+    start_observing(log_format, otel=otel)
     serve_worker(
         db,
         concurrency=concurrency,
         lease_seconds=lease_seconds,
         grace_seconds=grace_seconds,
         agents=agents,
+        metrics=(
+            None
+            if metrics_port is None
+            else MetricsEndpoint(metrics_host, metrics_port, metrics_token)
+        ),
     )
 
 

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import sys
+import logging
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
+from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.core import hosts
 from tether.core.hosts import AllowedHosts
 from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import is_postgres, open_store, redact_url, sqlite_path
+
+log = logging.getLogger("tether.serve")
 
 
 def is_loopback(host: str) -> bool:
@@ -128,6 +132,17 @@ def serve(
         str | None,
         typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),
     ] = None,
+    log_format: LogFormatOption = "plain",
+    otel: OtelOption = False,
+    metrics: Annotated[
+        bool,
+        typer.Option(
+            "--metrics",
+            envvar="TETHER_METRICS",
+            help="Serve GET /metrics in the Prometheus format (extra: metrics).",
+        ),
+    ] = False,
+    metrics_token: MetricsTokenOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     extra_hosts = allowed_hosts(allowed_host or [], host)
@@ -136,6 +151,7 @@ def serve(
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
     if no_auth and hosts.ANY in extra_hosts:
         fail("--no-auth cannot answer any host (--allowed-host '*'): any web page could drive it")
+    start_observing(log_format, otel=otel)
     exists = is_postgres(db) or Path(sqlite_path(db)).exists()  # don't create it just to refuse
     has_keys = (exists or loopback or no_auth) and asyncio.run(_has_keys(db))
     if not no_auth and not has_keys:
@@ -145,10 +161,10 @@ def serve(
                 f"refusing to serve on {host} without API keys: create one with "
                 f"`tether keys create --owner NAME --db {shown}`, or bind 127.0.0.1"
             )
-        print(
+        log.warning(
             "no API keys yet: every request will get 401 until you run "
-            f"`tether keys create --owner NAME --db {shown}` (or serve with --no-auth)",
-            file=sys.stderr,
+            "`tether keys create --owner NAME --db %s` (or serve with --no-auth)",
+            shown,
         )
     from tether.api.server import serve as run
     from tether.config import import_agents, model_catalog
@@ -165,5 +181,17 @@ def serve(
         docs=docs,
         shutdown_grace=shutdown_grace,
         heartbeat_seconds=heartbeat_seconds,
+        metrics=metrics or metrics_token is not None,
+        metrics_token=metrics_token,
     )
-    run(settings, host=host, port=port, access_log=access_log, models=model_catalog())
+    try:
+        run(
+            settings,
+            host=host,
+            port=port,
+            access_log=access_log,
+            models=model_catalog(),
+            log_format=log_format,
+        )
+    finally:
+        telemetry.disable_tracing()  # the spans that ended are exported before the exit

@@ -1,19 +1,32 @@
-"""``tether worker``: a standalone worker process with a graceful SIGTERM drain."""
+"""``tether worker``: a standalone worker process with a graceful SIGTERM drain; with a metrics
+port, it serves its own GET /metrics."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from tether.cli.app import err_console
+from tether import telemetry
 from tether.config import import_agents, model_catalog
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
+from tether.runtime.instruments import Chain, installed
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
 from tether.store.factory import open_store
+
+log = logging.getLogger("tether.worker")
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsEndpoint:
+    """Where a worker serves GET /metrics, and the token scrapers must send."""
+
+    host: str
+    port: int
+    token: str | None
 
 
 def serve_worker(
@@ -23,9 +36,9 @@ def serve_worker(
     lease_seconds: float,
     grace_seconds: float,
     agents: str | None,
+    metrics: MetricsEndpoint | None = None,
 ) -> None:
     """Run a worker on db until SIGTERM or SIGINT."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     import_agents(agents)
     registry = register(default_registry)
     settings = replace(
@@ -36,27 +49,48 @@ def serve_worker(
     )
     models = model_catalog()
     store = open_store(db)
+    used, instruments, counted, endpoint = store, None, None, None
+    if metrics is not None:
+        from tether.api.metrics import Exposition
+        from tether.api.server import MetricsServer
+        from tether.core.clock import SystemClock
+
+        counted = telemetry.create_metrics()
+        used, instruments = counted.watch(store), Chain(installed(), counted)
+        exposition = Exposition(counted, used, SystemClock(), registry, metrics.token)
+        endpoint = MetricsServer(exposition, host=metrics.host, port=metrics.port)
 
     async def main() -> None:
-        worker = Worker(store, registry, settings=settings, models=models)
+        worker = Worker(used, registry, settings=settings, models=models, instruments=instruments)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         worker.start()
-        err_console.print(
-            f"worker {worker.worker_id} started on {store.location} "
-            f"(concurrency {concurrency}, lease {lease_seconds:g} s)",
-            highlight=False,
+        log.info(
+            "worker %s started on %s (concurrency %d, lease %g s)",
+            worker.worker_id,
+            store.location,
+            concurrency,
+            lease_seconds,
         )
+        if counted is not None and endpoint is not None:
+            counted.watch_worker(concurrency, lambda: worker.active_runs)
+            await endpoint.start()
+            log.info("metrics on %s", endpoint.url)
         await stop.wait()
-        err_console.print(
-            f"stopping: no new runs; {worker.active_runs} running may finish within "
-            f"{grace_seconds:g} s",
-            highlight=False,
+        log.info(
+            "stopping: no new runs; %d running may finish within %g s",
+            worker.active_runs,
+            grace_seconds,
         )
         await worker.stop(grace_seconds)
+        if endpoint is not None:
+            await endpoint.stop()
         await store.close()
-        err_console.print("worker stopped", highlight=False)
+        log.info("worker stopped")
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        telemetry.disable_tracing()  # the spans that ended are exported before the exit

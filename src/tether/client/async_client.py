@@ -26,6 +26,7 @@ from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime import limits
 from tether.store.base import UNSET, Unset
+from tether.telemetry import trace_headers
 from tether.version import __version__
 
 #: The server holds a long-poll at most this long; longer waits are several polls.
@@ -96,6 +97,7 @@ class AsyncClient:
                 json=None if json is UNSET else json,
                 content=b"" if json is UNSET and method in ("POST", "PUT", "PATCH") else None,
                 timeout=self.timeout if timeout is None else timeout,
+                headers=trace_headers(),
             )
         except httpx.TransportError as exc:
             raise ServerUnreachable(f"cannot reach {self.url}: {exc!r}") from exc

@@ -122,6 +122,9 @@ class Run:
     lease_expires_at: datetime | None = None
     #: Runs the worker may start at or after this moment (delayed start).
     not_before: datetime | None = None
+    #: The W3C trace context (``traceparent``) of the span that created the run, when tracing
+    #: was on: every execution of the run continues that trace.
+    traceparent: str | None = None
 
     @property
     def is_terminal(self) -> bool:

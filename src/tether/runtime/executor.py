@@ -19,8 +19,17 @@ from tether.core.memory import MemoryScope
 from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
 from tether.core.status import RunStatus
+from tether.runtime import log_context
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.context_assembly import assemble_context
+from tether.runtime.instruments import (
+    LOST,
+    RELEASED,
+    UNRECORDED,
+    Ending,
+    Instruments,
+    installed,
+)
 from tether.runtime.models.base import Model
 from tether.runtime.run_context import RunContext, RunSuspended
 from tether.runtime.settings import RuntimeSettings
@@ -49,20 +58,33 @@ class Executor:
         clock: Clock,
         settings: RuntimeSettings,
         models: ModelResolver | None = None,
+        instruments: Instruments | None = None,
     ) -> None:
         self._store = store
         self._agents = agents
         self._clock = clock
         self._settings = settings
         self._models = models
+        self._instruments = instruments
 
     async def execute(self, run: Run) -> None:
         """Drive run to a terminal status or to waiting. Cancelling this coroutine (worker
-        shutdown past its grace period) hands the run back to the queue."""
+        shutdown past its grace period) hands the run back to the queue.
+
+        The execution is reported to the instruments (the given ones, else those installed)
+        and everything logged meanwhile is about the run."""
+        instruments = self._instruments or installed()
+        ending = Ending()
+        with log_context.about(run), instruments.execution(run, ending):
+            await self._execute(run, ending, instruments)
+
+    async def _execute(self, run: Run, ending: Ending, instruments: Instruments) -> None:
         lost, querying = asyncio.Event(), asyncio.Event()
-        agent_task = asyncio.create_task(self._drive(run), name=f"run {run.id}")
+        agent_task = asyncio.create_task(
+            self._drive(run, ending, instruments), name=f"run {run.id}"
+        )
         keeper = asyncio.create_task(
-            self._keep(run, agent_task, lost, querying), name=f"keeper {run.id}"
+            self._keep(run, agent_task, lost, querying, ending), name=f"keeper {run.id}"
         )
         try:
             await asyncio.shield(agent_task)
@@ -70,6 +92,7 @@ class Executor:
             if lost.is_set():
                 return  # cancelled, reaped or finished elsewhere: nothing left to record
             if not agent_task.done():
+                ending.status = RELEASED
                 agent_task.cancel()
                 with contextlib.suppress(BaseException):
                     await agent_task
@@ -98,6 +121,7 @@ class Executor:
         agent_task: asyncio.Task[None],
         lost: asyncio.Event,
         querying: asyncio.Event,
+        ending: Ending,
     ) -> None:
         """Renew the lease and cancel the agent once the run is no longer ours; querying is
         set while it reads or writes the store."""
@@ -140,15 +164,17 @@ class Executor:
             if not still_ours and not agent_task.done():
                 lost.set()
                 agent_task.cancel()
+                _taken(None if current is None else current.status.value, ending)
                 return
 
-    async def _drive(self, run: Run) -> None:
+    async def _drive(self, run: Run, ending: Ending, instruments: Instruments) -> None:
         try:
-            ctx = await self._prepare(run)
-        except LeaseLost:
+            ctx = await self._prepare(run, instruments)
+        except LeaseLost as exc:
+            _taken(exc.details.get("status"), ending)
             return
         except Exception as exc:
-            await self._finish(run, RunStatus.FAILED, error=ErrorInfo.of(exc))
+            await self._finish(run, ending, RunStatus.FAILED, error=ErrorInfo.of(exc))
             return
         timeout = run.timeout_seconds
         try:
@@ -156,14 +182,17 @@ class Executor:
                 output = await self._agents.get(run.agent)(ctx)
             await ctx.flush()
         except RunSuspended:
+            ending.status = RunStatus.WAITING.value
             with contextlib.suppress(Exception):
                 await ctx.flush()
             return
-        except LeaseLost:
+        except LeaseLost as exc:
+            _taken(exc.details.get("status"), ending)
             return
         except SessionExpired:
             # The session expired under the run: persisting the expiry cancels its runs (this
             # one included), as closing would have.
+            ending.status = RunStatus.CANCELLED.value
             with contextlib.suppress(StoreError):
                 await self._store.expire_sessions(now=self._clock.now())
             return
@@ -172,22 +201,24 @@ class Executor:
             if deadline.expired():
                 await self._finish(
                     run,
+                    ending,
                     RunStatus.TIMED_OUT,
                     error=ErrorInfo("timeout", f"the run exceeded its {timeout:g} s timeout"),
                 )
             else:
                 await self._finish(
-                    run, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id)
+                    run, ending, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id)
                 )
             return
         except Exception as exc:
             log.info("run %s failed: %s: %s", run.id, type(exc).__name__, exc)
             await _settle(ctx)
-            await self._finish(run, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id))
+            error = ErrorInfo.of(exc, ctx.failed_step_id)
+            await self._finish(run, ending, RunStatus.FAILED, error=error)
             return
-        await self._finish(run, RunStatus.COMPLETED, output=to_data(output))
+        await self._finish(run, ending, RunStatus.COMPLETED, output=to_data(output))
 
-    async def _prepare(self, run: Run) -> RunContext:
+    async def _prepare(self, run: Run, instruments: Instruments) -> RunContext:
         store = self._store
         self._agents.get(run.agent)  # fail early, before any context work, if it is unknown
         session = await store.get_session(run.session_id)
@@ -223,10 +254,17 @@ class Executor:
             context=context,
             memory=memory,
             model=self._models(run) if self._models else None,
+            instruments=instruments,
         )
 
     async def _finish(
-        self, run: Run, status: RunStatus, *, output: Any = None, error: ErrorInfo | None = None
+        self,
+        run: Run,
+        ending: Ending,
+        status: RunStatus,
+        *,
+        output: Any = None,
+        error: ErrorInfo | None = None,
     ) -> None:
         """Record how the run ended, retrying while the database is briefly unavailable (if it
         stays down, the lease expires and the reaper ends the run). An outcome the store
@@ -239,8 +277,10 @@ class Executor:
                 await self._store.finish_run(
                     run.id, worker_id=_holder(run), status=status, now=self._clock.now(), **kwargs
                 )
+                ending.status, ending.error = status.value, error
                 return
-            except LeaseLost:
+            except LeaseLost as exc:
+                _taken(exc.details.get("status"), ending)
                 return
             except UsageError as exc:
                 if status is RunStatus.FAILED and error is not None and error.type == _UNSTORABLE:
@@ -248,13 +288,22 @@ class Executor:
                     return
                 what = "the agent's output" if status is RunStatus.COMPLETED else "the outcome"
                 message = f"{what} cannot be stored: {exc}"
-                await self._finish(run, RunStatus.FAILED, error=ErrorInfo(_UNSTORABLE, message))
+                unstorable = ErrorInfo(_UNSTORABLE, message)
+                await self._finish(run, ending, RunStatus.FAILED, error=unstorable)
                 return
             except StoreError as exc:
                 if attempt + 1 == _FINISH_ATTEMPTS:
                     log.error("could not record run %s as %s: %s", run.id, status.value, exc)
                     return
                 await asyncio.sleep(0.05 * 2**attempt)
+
+
+def _taken(status: str | None, ending: Ending) -> None:
+    """The run is no longer this execution's: cancelled (status), or else its lease was lost,
+    unless the execution had already ended it itself (the keeper may notice a run this very
+    execution just suspended)."""
+    if ending.status == UNRECORDED:
+        ending.status = RunStatus.CANCELLED.value if status == RunStatus.CANCELLED.value else LOST
 
 
 def _holder(run: Run) -> str:

@@ -28,6 +28,7 @@ from tether.core.session import Session
 from tether.core.status import StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
+from tether.runtime.instruments import Instruments, ModelCall, ToolInvocation
 from tether.runtime.models.base import Model, ModelResponse, ToolCall
 from tether.runtime.tools import Tool, ToolError, ToolRegistry
 from tether.store.base import Store
@@ -183,9 +184,11 @@ class RunContext:
         memory: dict[MemoryScope, list[MemoryItem]],
         tools: ToolRegistry | None = None,
         model: Model | None = None,
+        instruments: Instruments | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
+        self._instruments = instruments or Instruments()
         self.run = run
         self.session = session
         self.worker_id = worker_id
@@ -444,7 +447,10 @@ class RunContext:
             input={"arguments": to_data(arguments), "call_id": call_id},
             now=self._clock.now(),
         )
-        outcome = await self._invoke(found, name, arguments)
+        invocation = ToolInvocation(name, call_id or step.id)
+        with self._instruments.tool_call(self.run, invocation):
+            outcome = await self._invoke(found, name, arguments)
+            invocation.error = outcome.error
         await self.flush()
         await self._store.finish_step(
             step.id,
@@ -495,8 +501,11 @@ class RunContext:
             input={"messages": to_data(new_messages), "message_count": len(messages)},
             now=self._clock.now(),
         )
+        call = ModelCall(chosen.name)
         try:
-            response = await chosen.complete(messages, self.tools.specs())
+            with self._instruments.model_call(self.run, call):
+                response = await chosen.complete(messages, self.tools.specs())
+                call.response = response
         except Exception as exc:
             self.failed_step_id = step.id
             await self._store.finish_step(

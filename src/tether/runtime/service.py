@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Unpack
 
@@ -27,6 +28,7 @@ from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry, default_registry
 from tether.runtime.context_assembly import assemble_context
 from tether.runtime.executor import ModelResolver
+from tether.runtime.instruments import Instruments, installed
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import UNSET, Store, Unset
 from tether.store.changes import run_topic, session_topic
@@ -45,6 +47,7 @@ class Service:
         settings: RuntimeSettings | None = None,
         models: ModelResolver | None = None,
         owner: str | None = None,
+        instruments: Instruments | None = None,
     ) -> None:
         self.store = store
         self.agents = agents or _builtin_agents()
@@ -52,6 +55,9 @@ class Service:
         self.settings = settings or RuntimeSettings()
         self.models = models
         self.owner = limits.owner(self.settings.owner if owner is None else owner)
+        #: Where runs created here are reported (None: the instruments installed when it
+        #: happens).
+        self.instruments = instruments
 
     def for_owner(self, owner: str) -> Service:
         """The same service, acting for another owner."""
@@ -62,6 +68,7 @@ class Service:
             settings=self.settings,
             models=self.models,
             owner=owner,
+            instruments=self.instruments,
         )
 
     async def close(self) -> None:
@@ -246,13 +253,15 @@ class Service:
             )
             for role, content, metadata in messages
         ]
-        created, _ = await self.store.create_run(
-            run,
-            owner=self.owner,
-            if_busy=limits.enum(IfBusy, opts.if_busy, "if_busy") or IfBusy.REJECT,
-            now=now,
-            messages=written,
-        )
+        chosen = limits.enum(IfBusy, opts.if_busy, "if_busy") or IfBusy.REJECT
+        with (self.instruments or installed()).creating_run(run) as traceparent:
+            created, _ = await self.store.create_run(
+                replace(run, traceparent=traceparent),
+                owner=self.owner,
+                if_busy=chosen,
+                now=now,
+                messages=written,
+            )
         return created
 
     async def get_run(self, run_id: str) -> Run:

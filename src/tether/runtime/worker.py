@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -17,8 +18,11 @@ import socket
 from tether.core.clock import Clock, SystemClock
 from tether.core.errors import StoreError
 from tether.core.ids import new_id
+from tether.core.run import Run
+from tether.runtime import log_context
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.executor import Executor, ModelResolver
+from tether.runtime.instruments import Instruments, installed
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import Store
 from tether.store.changes import RUNS_TOPIC
@@ -44,17 +48,20 @@ class Worker:
         models: ModelResolver | None = None,
         worker_id: str | None = None,
         reap: bool = True,
+        instruments: Instruments | None = None,
     ) -> None:
         self.store = store
         self.settings = settings or RuntimeSettings()
         self.clock = clock or SystemClock()
         self.worker_id = worker_id or default_worker_id()
+        self._instruments = instruments
         self._executor = Executor(
             store,
             agents,
             clock=self.clock,
             settings=self.settings,
             models=models,
+            instruments=instruments,
         )
         self._claims = itertools.count(1)
         self._reap = reap
@@ -129,16 +136,21 @@ class Worker:
                     claimed = True
                     task = asyncio.create_task(self._executor.execute(run), name=f"exec {run.id}")
                     self._active.add(task)
-                    task.add_done_callback(self._done)
+                    task.add_done_callback(functools.partial(self._done, run))
             if claimed:
                 continue
             await changes.wait([RUNS_TOPIC], settings.poll_interval, since=cursor)
 
-    def _done(self, task: asyncio.Task[None]) -> None:
+    def _done(self, run: Run, task: asyncio.Task[None]) -> None:
         self._active.discard(task)
         self.store.changes.publish([RUNS_TOPIC])  # a slot is free
         if not task.cancelled() and task.exception() is not None:
-            log.error("run execution crashed", exc_info=task.exception())
+            log.error(
+                "execution of run %s crashed",
+                run.id,
+                exc_info=task.exception(),
+                extra=log_context.ids(run),
+            )
 
     async def _reap_loop(self) -> None:
         settings = self.settings
@@ -146,8 +158,16 @@ class Worker:
         next_sweep = loop.time()
         while True:
             try:
-                for run in await self.store.reap_runs(now=self.clock.now()):
-                    log.info("reaped run %s: now %s", run.id, run.status.value)
+                reaped = await self.store.reap_runs(now=self.clock.now())
+                for run in reaped:
+                    log.info(
+                        "reaped run %s: now %s",
+                        run.id,
+                        run.status.value,
+                        extra=log_context.ids(run),
+                    )
+                if reaped:
+                    (self._instruments or installed()).runs_reaped(reaped)
                 if loop.time() >= next_sweep:
                     await self.store.expire_sessions(now=self.clock.now())
                     next_sweep = loop.time() + settings.sweep_interval

@@ -15,7 +15,7 @@ The guarantees every backend gives are written out in docs/store-contract.md; in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Any, Final, Protocol, runtime_checkable
@@ -41,6 +41,10 @@ class _Unset(Enum):
 UNSET: Final = _Unset.UNSET
 Unset = _Unset
 
+#: Told of each committed event: its type and its data, with the records it is about (a Run,
+#: a Step …) as they were written.
+EventObserver = Callable[[str, Mapping[str, Any]], None]
+
 
 @runtime_checkable
 class Store(Protocol):
@@ -56,6 +60,19 @@ class Store(Protocol):
 
     async def schema_version(self) -> int:
         """The migration version of the open database."""
+
+    def observe(self, observer: EventObserver) -> None:
+        """From now on, call observer with every event this store object commits, right after
+        its transaction commits, in order (this process's writes only; an observer that
+        raises is logged, never raised into the write)."""
+
+    # -- gauges --------------------------------------------------------------------------------
+
+    async def count_unfinished_runs(self) -> list[tuple[RunStatus, str, int]]:
+        """(status, agent, count) of the runs ready, running or waiting now, of every owner."""
+
+    async def count_active_sessions(self, *, now: datetime) -> int:
+        """How many sessions of every owner are active as of now (exact expiry)."""
 
     # -- sessions ------------------------------------------------------------------------------
 

@@ -58,7 +58,7 @@ TABLES: tuple[Table, ...] = (
         "id session_id owner seq agent goal input status created_at updated_at started_at "
         "ended_at error output input_tokens output_tokens model_requests attempt max_attempts "
         "metadata timeout_seconds wait_timeout_seconds idempotency_key waiting_for context "
-        "worker_id lease_expires_at deadline_at not_before step_count",
+        "worker_id lease_expires_at deadline_at not_before step_count traceparent",
         "input error output metadata waiting_for context",
     ),
     _table(

@@ -18,7 +18,7 @@ import contextlib
 import hashlib
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -86,6 +86,7 @@ class _Tx:
     def __init__(self, conn: AsyncConn) -> None:
         self._conn = conn
         self.topics: list[str] = []
+        self.committed: list[Callable[[], None]] = []
         self._events: list[dict[str, Any]] = []
 
     async def one(self, query: str, /, **params: Any) -> Row | None:
@@ -109,6 +110,9 @@ class _Tx:
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        self.committed.append(action)
 
     async def commit(self, source: str) -> None:
         """Append the events under their sessions' locks, notify, and COMMIT: one round trip."""
@@ -177,6 +181,8 @@ class PostgresDatabase:
             await pool.putconn(conn)
         if tx.topics:
             self.changes.publish(tx.topics)
+        for action in tx.committed:
+            action()
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[_Reader]:

@@ -195,10 +195,11 @@ ORDER BY seq;
 -- name: insert_run
 INSERT INTO runs (id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at,
                   attempt, max_attempts, metadata, timeout_seconds, wait_timeout_seconds,
-                  idempotency_key, not_before)
+                  idempotency_key, not_before, traceparent)
 VALUES (%(id)s, %(session_id)s, %(owner)s, %(seq)s, %(agent)s, %(goal)s, %(input)s::jsonb,
         'ready', %(created_at)s, %(updated_at)s, 1, %(max_attempts)s, %(metadata)s::jsonb,
-        %(timeout_seconds)s, %(wait_timeout_seconds)s, %(idempotency_key)s, %(not_before)s)
+        %(timeout_seconds)s, %(wait_timeout_seconds)s, %(idempotency_key)s, %(not_before)s,
+        %(traceparent)s)
 RETURNING *;
 
 -- name: get_run
@@ -209,7 +210,8 @@ SELECT * FROM runs WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(o
 SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
        ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
        metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
-       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
 FROM runs WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
 
 -- name: runs_forward
@@ -228,7 +230,8 @@ ORDER BY seq DESC LIMIT %(limit)s;
 SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
        ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
        metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
-       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
 FROM runs
 WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
   AND seq > %(after_seq)s
@@ -238,7 +241,8 @@ ORDER BY seq LIMIT %(limit)s;
 SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
        ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
        metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
-       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
 FROM runs
 WHERE session_id = %(session_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
   AND seq < %(before_seq)s
@@ -631,14 +635,14 @@ INSERT INTO runs (id, session_id, owner, seq, agent, goal, input, status, create
                  started_at, ended_at, error, output, input_tokens, output_tokens,
                  model_requests, attempt, max_attempts, metadata, timeout_seconds,
                  wait_timeout_seconds, idempotency_key, waiting_for, context, worker_id,
-                 lease_expires_at, deadline_at, not_before, step_count)
+                 lease_expires_at, deadline_at, not_before, step_count, traceparent)
 VALUES (%(id)s, %(session_id)s, %(owner)s, %(seq)s, %(agent)s, %(goal)s, %(input)s::jsonb,
         %(status)s, %(created_at)s, %(updated_at)s, %(started_at)s, %(ended_at)s,
         %(error)s::jsonb, %(output)s::jsonb, %(input_tokens)s, %(output_tokens)s,
         %(model_requests)s, %(attempt)s, %(max_attempts)s, %(metadata)s::jsonb,
         %(timeout_seconds)s, %(wait_timeout_seconds)s, %(idempotency_key)s,
         %(waiting_for)s::jsonb, %(context)s::jsonb, %(worker_id)s, %(lease_expires_at)s,
-        %(deadline_at)s, %(not_before)s, %(step_count)s);
+        %(deadline_at)s, %(not_before)s, %(step_count)s, %(traceparent)s);
 
 -- name: copy_clear_runs
 DELETE FROM runs;
@@ -740,3 +744,14 @@ DELETE FROM ui_sessions;
 -- New events get ids after the copied ones.
 SELECT setval(pg_get_serial_sequence('events', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL)
 FROM events;
+
+-- name: count_unfinished_runs
+-- Gauges: runs ready, running or waiting now, by status and agent (the runs_unfinished index).
+SELECT status, agent, count(*) AS n FROM runs
+WHERE status IN ('ready', 'running', 'waiting')
+GROUP BY status, agent;
+
+-- name: count_active_sessions
+SELECT count(*) AS n FROM sessions
+WHERE status = 'active'
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -12,9 +13,12 @@ from tether.core.serde import to_data
 from tether.core.session import Session
 from tether.core.status import SessionStatus, StepStatus
 from tether.core.step import StepKind
+from tether.store.base import EventObserver
 from tether.store.changes import RUNS_TOPIC, ChangeFeed, run_topic, session_topic
 from tether.store.sql.database import Database, Tx
 from tether.store.sql.rows import error_data, run_from_row, session_from_row, step_from_row, to_us
+
+log = logging.getLogger("tether.store")
 
 
 class SqlBase:
@@ -26,6 +30,18 @@ class SqlBase:
         self.database: Database = db
         self.changes: ChangeFeed = db.changes
         self.location: str = db.location
+        self._observers: list[EventObserver] = []
+
+    def observe(self, observer: EventObserver) -> None:
+        self._observers.append(observer)
+
+    def _tell(self, type_: str, data: dict[str, Any]) -> None:
+        """Hand a committed event to the observers; one that fails is logged and skipped."""
+        for observer in self._observers:
+            try:
+                observer(type_, data)
+            except Exception:
+                log.exception("an observer of %s events failed", type_)
 
     def _j(self, value: Any) -> Any:
         """value as a JSON column parameter; UsageError when it is not JSON (NaN included)."""
@@ -69,6 +85,9 @@ class SqlBase:
         if type_.startswith("run."):
             topics.append(RUNS_TOPIC)
         tx.publish(*topics)
+        if self._observers:
+            told = data or {}
+            tx.after_commit(lambda: self._tell(type_, told))
 
     async def _touch_active(
         self,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -36,6 +36,9 @@ class Tx(ReadTx, Protocol):
 
     def publish(self, *topics: str) -> None:
         """Announce topics on the change feed once (and only if) the transaction commits."""
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Call action once (and only if) the transaction commits."""
 
 
 class Database(Protocol):

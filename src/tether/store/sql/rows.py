@@ -113,6 +113,7 @@ def run_from_row(row: Row, load: LoadJson) -> Run:
         worker_id=row["worker_id"],
         lease_expires_at=opt_dt(row["lease_expires_at"]),
         not_before=opt_dt(row["not_before"]),
+        traceparent=row["traceparent"],
     )
 
 

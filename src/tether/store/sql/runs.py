@@ -103,6 +103,7 @@ class RunsPart(SessionsPart):
                 wait_timeout_seconds=run.wait_timeout_seconds,
                 idempotency_key=run.idempotency_key,
                 not_before=opt_us(run.not_before),
+                traceparent=run.traceparent,
             )
             assert row is not None
             created = self._run(row)

@@ -49,6 +49,7 @@ class _Tx:
         self._db = db
         self._conn = conn
         self.topics: list[str] = []
+        self.committed: list[Callable[[], None]] = []
 
     def _statement(self, query: str, params: dict[str, Any]) -> str:
         check_params(params)
@@ -85,6 +86,9 @@ class _Tx:
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        self.committed.append(action)
 
 
 class _Write:
@@ -123,6 +127,8 @@ class _Write:
             db._lock.release()
         if self._tx.topics:
             db.changes.publish(self._tx.topics)
+        for action in self._tx.committed:
+            action()
 
 
 class _Read:

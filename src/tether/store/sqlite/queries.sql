@@ -169,10 +169,10 @@ ORDER BY seq;
 -- name: insert_run
 INSERT INTO runs (id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at,
                   attempt, max_attempts, metadata, timeout_seconds, wait_timeout_seconds,
-                  idempotency_key, not_before)
+                  idempotency_key, not_before, traceparent)
 VALUES (:id, :session_id, :owner, :seq, :agent, :goal, :input, 'ready', :created_at, :updated_at,
         1, :max_attempts, :metadata, :timeout_seconds, :wait_timeout_seconds,
-        :idempotency_key, :not_before)
+        :idempotency_key, :not_before, :traceparent)
 RETURNING *;
 
 -- name: get_run
@@ -183,7 +183,8 @@ SELECT * FROM runs WHERE id = :id AND (:owner IS NULL OR owner = :owner);
 SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
        ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
        metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
-       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
 FROM runs WHERE id = :id AND (:owner IS NULL OR owner = :owner);
 
 -- name: runs_forward
@@ -200,7 +201,8 @@ ORDER BY seq DESC LIMIT :limit;
 SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
        ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
        metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
-       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
 FROM runs
 WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq > :after_seq
 ORDER BY seq LIMIT :limit;
@@ -209,7 +211,8 @@ ORDER BY seq LIMIT :limit;
 SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
        ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
        metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
-       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
 FROM runs
 WHERE session_id = :session_id AND (:status IS NULL OR status = :status) AND seq < :before_seq
 ORDER BY seq DESC LIMIT :limit;
@@ -561,12 +564,12 @@ INSERT INTO runs (id, session_id, owner, seq, agent, goal, input, status, create
                  started_at, ended_at, error, output, input_tokens, output_tokens,
                  model_requests, attempt, max_attempts, metadata, timeout_seconds,
                  wait_timeout_seconds, idempotency_key, waiting_for, context, worker_id,
-                 lease_expires_at, deadline_at, not_before, step_count)
+                 lease_expires_at, deadline_at, not_before, step_count, traceparent)
 VALUES (:id, :session_id, :owner, :seq, :agent, :goal, :input, :status, :created_at,
         :updated_at, :started_at, :ended_at, :error, :output, :input_tokens, :output_tokens,
         :model_requests, :attempt, :max_attempts, :metadata, :timeout_seconds,
         :wait_timeout_seconds, :idempotency_key, :waiting_for, :context, :worker_id,
-        :lease_expires_at, :deadline_at, :not_before, :step_count);
+        :lease_expires_at, :deadline_at, :not_before, :step_count, :traceparent);
 
 -- name: copy_clear_runs
 DELETE FROM runs;
@@ -666,3 +669,14 @@ DELETE FROM ui_sessions;
 -- AUTOINCREMENT already follows explicit ids; this only makes sure of it.
 UPDATE sqlite_sequence SET seq = (SELECT MAX(id) FROM events)
 WHERE name = 'events' AND seq < (SELECT MAX(id) FROM events);
+
+-- name: count_unfinished_runs
+-- Gauges: runs ready, running or waiting now, by status and agent (the runs_unfinished index).
+SELECT status, agent, count(*) AS n FROM runs
+WHERE status IN ('ready', 'running', 'waiting')
+GROUP BY status, agent;
+
+-- name: count_active_sessions
+SELECT count(*) AS n FROM sessions
+WHERE status = 'active'
+  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now);
