@@ -115,6 +115,8 @@ def _event_data(message_id: str, session_id: str, seq: int, now_us: int) -> str:
         "created_at": now_us,
         "run_id": None,
         "metadata": {},
+        "item": None,
+        "removed_at": None,
     }
     return json.dumps({"message": message}, separators=(",", ":"))
 
@@ -243,6 +245,7 @@ def _shipped(folder: Path, durability: str, history: int, count: int) -> Variant
                 "run_id": None,
                 "metadata": "{}",
                 "created_at": now,
+                "item": None,
             },
         )
         conn.execute(

@@ -1,6 +1,6 @@
 """A real ``tether serve`` for the tests that talk to one (HTTP, browser, LangGraph client):
 127.0.0.1, port 0, a temporary database, keys made with ``tether keys create``; a TCP proxy
-whose connections can be cut; waiting on observable state with a deadline (never a fixed sleep).
+whose connections can be cut. Waiting on observable state is tests/waiting.py.
 """
 
 from __future__ import annotations
@@ -13,15 +13,13 @@ import socket
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
-T = TypeVar("T")
 TETHER = [sys.executable, "-m", "tether"]
 LISTENING = "tether listening on "
 
@@ -39,18 +37,6 @@ def cli(
         env={**os.environ, **(env or {})},
         check=False,
     )
-
-
-def eventually(check: Callable[[], T | None], *, timeout: float = 15.0, what: str = "") -> T:
-    """Poll check until it returns something truthy, or fail at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what or check}")
-        time.sleep(0.01)
 
 
 @dataclass

@@ -1,18 +1,19 @@
-"""Helpers shared by the test modules: record factories, a deadline poller, test settings.
+"""Helpers shared by the test modules: record factories, backends, test settings.
 
 Nothing here replaces a part of tether: factories build real records and write them through the
-real store; ``eventually`` waits on state a test can observe.
+real store. Waiting on observable state is tests/waiting.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from datetime import UTC, datetime
+from typing import Any
 
 from tether.core.clock import ManualClock
 from tether.core.ids import new_id
+from tether.core.memory import MemoryScope
 from tether.core.message import Message, Role
 from tether.core.run import IfBusy, Run
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
@@ -21,8 +22,7 @@ from tether.core.usage import Usage
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import Store
 from tether.store.factory import open_store
-
-T = TypeVar("T")
+from tether.store.migrate import Migration
 
 #: The worker id the contract tests hold runs with.
 WORKER = "worker-1"
@@ -41,35 +41,6 @@ TEST_SETTINGS = RuntimeSettings(
     lease_seconds=365 * 24 * 3600.0,
     shutdown_grace=2.0,
 )
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T]],
-    until: Callable[[T], bool],
-    *,
-    timeout: float = 10.0,
-    interval: float = 0.01,
-    what: str = "the condition",
-) -> T:
-    """Poll probe until until(result) holds; fail the test after timeout seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = await probe()
-        if until(value):
-            return value
-        if loop.time() >= deadline:
-            raise AssertionError(f"{what} did not hold within {timeout} s (last: {value!r})")
-        await asyncio.sleep(interval)
-
-
-async def until(condition: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
-    """Wait (polling) until condition() holds; fail after timeout seconds."""
-
-    async def probe() -> bool:
-        return condition()
-
-    await eventually(probe, bool, timeout=timeout, what=what or "the condition")
 
 
 @dataclass
@@ -234,3 +205,69 @@ async def check_recounted(store: Store) -> None:
     one, two = await store.get_session("s1"), await store.get_session("s2")
     assert one is not None and (one.run_count, one.usage) == (1, Usage(40, 4, 1))
     assert two is not None and (two.run_count, two.usage) == (2, Usage(140, 14, 2))
+
+
+#: Rows the first schema held: a session with a message, a run, a memory item and events.
+SCHEMA_1_ROWS = (
+    "INSERT INTO sessions (id, owner, title, status, created_at, updated_at, last_activity_at,"
+    " run_count, message_count) VALUES ('s1', 'local', 'from the old days', 'active', 0, 0, 0,"
+    " 1, 1)",
+    "INSERT INTO messages (id, session_id, seq, role, content, created_at)"
+    " VALUES ('m1', 's1', 1, 'user', 'still here?', 0)",
+    "INSERT INTO runs (id, session_id, owner, seq, agent, goal, status, created_at, updated_at,"
+    " started_at, worker_id, lease_expires_at)"
+    " VALUES ('r1', 's1', 'local', 1, 'echo', 'an old goal', 'running', 0, 0, 0, 'w', 1)",
+    "INSERT INTO memory (scope, scope_id, key, value, session_id, created_at, updated_at)"
+    " VALUES ('session', 's1', 'python', '\"3.9\"', 's1', 0, 0)",
+    "INSERT INTO events (type, owner, session_id, data, created_at)"
+    " VALUES ('session.created', 'local', 's1', '{}', 0)",
+    "INSERT INTO events (type, owner, session_id, data, created_at)"
+    " VALUES ('message.added', 'local', 's1', '{}', 0)",
+)
+
+#: Rows written before the conversation-core migration that it must keep: memory of every
+#: scope (the SQLite migration rebuilds that table) and a conversation.
+ROWS_BEFORE_CONVERSATION_CORE = (
+    "INSERT INTO sessions (id, owner, status, created_at, updated_at, last_activity_at,"
+    " message_count) VALUES ('s1', 'local', 'active', 0, 0, 0, 2)",
+    "INSERT INTO messages (id, session_id, seq, role, content, created_at)"
+    " VALUES ('m1', 's1', 1, 'user', 'one', 0)",
+    "INSERT INTO messages (id, session_id, seq, role, content, created_at)"
+    " VALUES ('m2', 's1', 2, 'assistant', 'two', 0)",
+    "INSERT INTO memory (scope, scope_id, key, value, session_id, created_at, updated_at)"
+    " VALUES ('session', 's1', 'python', '\"3.9\"', 's1', 0, 1)",
+    "INSERT INTO memory (scope, scope_id, namespace, key, value, created_at, updated_at)"
+    " VALUES ('user', 'local', 'prefs', 'tone', '\"brief\"', 0, 2)",
+)
+
+
+def before_conversation_core(migrations: list[Migration]) -> list[Migration]:
+    """The migrations before the conversation core's (found by name: numbers may move)."""
+    names = [m.name for m in migrations]
+    return migrations[: names.index("conversation_core")]
+
+
+async def check_conversation_core(store: Store) -> None:
+    """After migrating ROWS_BEFORE_CONVERSATION_CORE: the rows read as before, sessions have no
+    key nor app, messages carry no item and none is removed, and the app scope takes items."""
+    session = await store.get_session("s1")
+    assert session is not None and (session.external_key, session.app) == (None, None)
+    messages = await store.list_messages("s1")
+    assert [(m.content, m.item, m.removed_at) for m in messages] == [
+        ("one", None, None),
+        ("two", None, None),
+    ]
+    kept = await store.get_memory(scope=MemoryScope.SESSION, scope_id="s1", key="python")
+    assert kept is not None and kept.value == "3.9"
+    user = await store.get_memory(
+        scope=MemoryScope.USER, scope_id="local", key="tone", namespace=("prefs",)
+    )
+    assert user is not None and user.value == "brief"
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    await store.put_memory(
+        scope=MemoryScope.APP, scope_id="shop", key="k", value=1, owner="local", now=moment
+    )
+    items = await store.list_memory(scope=MemoryScope.APP, scope_id="shop", owner="local")
+    assert [(i.scope_id, i.key, i.value) for i in items] == [("shop", "k", 1)]
+    popped = await store.pop_message("s1", owner="local", now=moment)
+    assert popped is not None and popped.content == "two"

@@ -11,13 +11,26 @@ print(run.status, run.started_at, run.ended_at, run.error)
 from typing import TYPE_CHECKING, Any
 
 from tether.core.errors import (
+    AgentNotFound,
+    AlreadyExists,
     Conflict,
+    IdempotencyConflict,
     InvalidTransition,
+    LeaseLost,
+    MissingExtra,
+    ModelError,
     NotFound,
+    PayloadTooLarge,
+    ReplayMismatch,
+    SchemaTooNew,
+    ServerUnreachable,
     SessionBusy,
     SessionClosed,
     SessionExpired,
+    StoreError,
+    StoreUnavailable,
     TetherError,
+    Unauthorized,
     UsageError,
 )
 from tether.core.event import Event, EventType
@@ -44,7 +57,9 @@ if TYPE_CHECKING:
     from tether.client import AsyncClient, Client, connect, connect_async
 
 __all__ = [
+    "AgentNotFound",
     "AgentRegistry",
+    "AlreadyExists",
     "AsyncClient",
     "AsyncRunHandle",
     "AsyncSessionHandle",
@@ -54,14 +69,20 @@ __all__ = [
     "ErrorInfo",
     "Event",
     "EventType",
+    "IdempotencyConflict",
     "IfBusy",
     "InvalidTransition",
+    "LeaseLost",
     "MemoryItem",
     "MemoryScope",
     "Message",
+    "MissingExtra",
     "Model",
+    "ModelError",
     "ModelResponse",
     "NotFound",
+    "PayloadTooLarge",
+    "ReplayMismatch",
     "Role",
     "Run",
     "RunContext",
@@ -69,7 +90,9 @@ __all__ = [
     "RunOptions",
     "RunStatus",
     "RuntimeSettings",
+    "SchemaTooNew",
     "ScriptedModel",
+    "ServerUnreachable",
     "Service",
     "Session",
     "SessionBusy",
@@ -81,12 +104,15 @@ __all__ = [
     "StepFailed",
     "StepKind",
     "StepStatus",
+    "StoreError",
+    "StoreUnavailable",
     "Tether",
     "TetherError",
     "Tool",
     "ToolCall",
     "ToolError",
     "ToolInDoubt",
+    "Unauthorized",
     "Usage",
     "UsageError",
     "Worker",
@@ -101,9 +127,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # The HTTP client (and httpx) load on first use: local programs never pay for them.
+    # The HTTP client (and httpx, the [client] extra) load on first use: local programs never
+    # pay for them, nor need them installed.
     if name in ("AsyncClient", "Client", "connect", "connect_async"):
-        from tether import client
+        try:
+            from tether import client
+        except ModuleNotFoundError as exc:
+            raise MissingExtra(f"tether.{name}", "client", exc.name) from exc
 
         return getattr(client, name)
     raise AttributeError(f"module 'tether' has no attribute {name!r}")

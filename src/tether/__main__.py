@@ -1,5 +1,5 @@
 """``python -m tether`` is the ``tether`` command."""
 
-from tether.cli.main import main
+from tether.cli.launch import main
 
 main()

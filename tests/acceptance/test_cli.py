@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import tether
 from tether.core.status import RunStatus
 
@@ -86,6 +88,7 @@ def _one_line(done: subprocess.CompletedProcess[str], code: int) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 def test_bad_databases_servers_and_values_are_one_line(tmp_path: Path) -> None:
     db = str(tmp_path / "t.db")
     with tether.open(db) as tt:
@@ -130,3 +133,78 @@ def test_bad_databases_servers_and_values_are_one_line(tmp_path: Path) -> None:
     missing = str(tmp_path / "no" / "such" / "t.db")
     served = cli("serve", "--port", "0", "--db", missing, cwd=tmp_path)
     assert "the folder" in _one_line(served, 2) and "API keys" not in served.stderr
+
+
+def test_sessions_by_key_and_their_conversation_from_the_cli(tmp_path: Path) -> None:
+    db = str(tmp_path / "t.db")
+    with tether.open(db, worker=False) as tt:
+        session = tt.sessions.create(title="keyed", external_key="app/user 1", app="shop")
+        session.messages.add_many([{"content": f"m{n}"} for n in range(1, 31)])
+        session.messages.add(item={"type": "function_call", "call_id": "c", "name": "f"})
+        session.messages.pop()
+        tt.app_memory("shop")["plan"] = "gold"
+        tt.sessions.create(title="other")
+
+    tail = cli(
+        "sessions",
+        "messages",
+        "app/user 1",
+        "--key",
+        "--tail",
+        "3",
+        "--json",
+        "--db",
+        db,
+        cwd=tmp_path,
+    )
+    assert tail.returncode == 0, tail.stderr
+    assert [m["content"] for m in json.loads(tail.stdout)["data"]] == ["m28", "m29", "m30"]
+    before = cli(
+        "sessions",
+        "messages",
+        session.id,
+        "--tail",
+        "2",
+        "--before",
+        "3",
+        "--json",
+        "--db",
+        db,
+        cwd=tmp_path,
+    )
+    assert [m["seq"] for m in json.loads(before.stdout)["data"]] == [1, 2]
+    audit = cli(
+        "sessions",
+        "messages",
+        session.id,
+        "--all",
+        "--include-removed",
+        "--json",
+        "--db",
+        db,
+        cwd=tmp_path,
+    )
+    rows = json.loads(audit.stdout)["data"]
+    assert len(rows) == 31 and rows[-1]["removed_at"] is not None
+    assert rows[-1]["item"] == {"type": "function_call", "call_id": "c", "name": "f"}
+    table = cli("sessions", "messages", session.id, "--db", db, cwd=tmp_path)
+    assert table.returncode == 0 and "m30" in table.stdout and "m10" not in table.stdout
+
+    listed = cli("sessions", "list", "--query", "user 1", "--json", "--db", db, cwd=tmp_path)
+    assert [s["external_key"] for s in json.loads(listed.stdout)["data"]] == ["app/user 1"]
+    shown = cli("sessions", "show", "app/user 1", "--key", "--json", "--db", db, cwd=tmp_path)
+    data = json.loads(shown.stdout)
+    assert data["session"]["id"] == session.id and data["session"]["app"] == "shop"
+    assert [i["key"] for i in data["memory"]["app"]] == ["plan"]
+    text = cli("sessions", "show", "app/user 1", "--key", "--db", db, cwd=tmp_path)
+    assert "key='app/user 1'" in text.stdout and "App memory" in text.stdout
+
+    by_id_as_key = cli("sessions", "show", session.id, "--key", "--db", db, cwd=tmp_path)
+    assert by_id_as_key.returncode == 1
+    assert by_id_as_key.stderr.startswith("error:") and "not found" in by_id_as_key.stderr
+    closed = cli("sessions", "close", "app/user 1", "--key", "--json", "--db", db, cwd=tmp_path)
+    assert json.loads(closed.stdout)["status"] == "closed"
+    runs = cli("runs", "list", "app/user 1", "--key", "--json", "--db", db, cwd=tmp_path)
+    assert runs.returncode == 0 and json.loads(runs.stdout) == {"data": []}
+    wrong = cli("sessions", "messages", session.id, "--include-removed", "--db", db, cwd=tmp_path)
+    assert wrong.returncode == 2 and "--include-removed goes with --all" in wrong.stderr

@@ -1,5 +1,5 @@
 """Helpers of the HTTP tests: run ``tether serve`` for real (127.0.0.1, port 0, temp database)
-with keys for two owners, read SSE off the wire, and wait on observable state with a deadline."""
+with keys for two owners, read SSE off the wire, and long-poll a run until it settles."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import httpx
+import pytest
 from httpkit import Server, new_session
 from tests.serving import cli
 
@@ -59,6 +60,7 @@ def test_a_revoked_key_stops_working(server: Server) -> None:
         assert dave.get("/v1/sessions").status_code == 401
 
 
+@pytest.mark.slow
 def test_a_public_bind_refuses_to_start_without_keys(tmp_path: Path) -> None:
     db = tmp_path / "empty.db"
     refused = cli("serve", "--host", "0.0.0.0", "--port", "0", "--db", db, timeout=30)

@@ -8,10 +8,12 @@ import os
 import subprocess
 
 import httpx
+import pytest
 from httpkit import Server, new_run, new_session, wait_run
 from tests.serving import TETHER, cli
 
 
+@pytest.mark.slow
 def test_sessions_and_runs_commands_work_against_a_server(
     server: Server, alice: httpx.Client
 ) -> None:

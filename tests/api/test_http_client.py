@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from httpkit import Server
+from tests.conversation import async_walkthrough, walkthrough
 from tests.serving import Proxy
 
 import tether
@@ -163,3 +164,17 @@ def test_async_client_streams_with_heartbeats_and_resumes(server: Server, proxy:
             assert proxy.connections >= 2
 
     asyncio.run(scenario())
+
+
+def test_the_conversation_api_over_http(server: Server) -> None:
+    with tether.connect(server.url, api_key=server.keys["alice"]) as tt:
+        walkthrough(tt, "http/user_123")
+        walkthrough(tt, "http/ключ ?&#%/..")
+
+
+def test_the_async_conversation_api_over_http(server: Server) -> None:
+    async def main() -> None:
+        async with tether.connect_async(server.url, api_key=server.keys["alice"]) as tt:
+            await async_walkthrough(tt, "async-http/user_123")
+
+    asyncio.run(main())

@@ -93,6 +93,7 @@ def _check(fuzzed: Server, case: Any, auth: dict[str, str]) -> None:
         assert content_type == PROBLEM_JSON, (status, content_type)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
 def test_no_input_produces_a_server_error(
     method: str, path: str, fuzzed: Server, api_schema: Any, known: dict[str, str]

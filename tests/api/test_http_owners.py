@@ -19,8 +19,9 @@ def _shape(answer: httpx.Response) -> tuple[int, str, str]:
 def test_another_owners_objects_answer_404_like_missing_ones(
     alice: httpx.Client, bob: httpx.Client
 ) -> None:
-    session = new_session(alice, title="alice's")
+    session = new_session(alice, title="alice's", external_key="alice-key", app="shop")
     sid = session["id"]
+    assert alice.put("/v1/apps/shop/memory/plan", json={"value": "gold"}).status_code == 200
     waiting = new_run(alice, sid, input={"wait": "go?"})
     rid = waiting["id"]
     assert wait_run(alice, rid)["status"] == "waiting"
@@ -34,6 +35,10 @@ def test_another_owners_objects_answer_404_like_missing_ones(
         ("DELETE", "/v1/sessions/{sid}", None),
         ("GET", "/v1/sessions/{sid}/messages", None),
         ("POST", "/v1/sessions/{sid}/messages", {"role": "user", "content": "hi"}),
+        ("POST", "/v1/sessions/{sid}/messages/batch", {"messages": [{"content": "hi"}]}),
+        ("GET", "/v1/sessions/{sid}/messages?order=desc&before=5", None),
+        ("POST", "/v1/sessions/{sid}/messages/pop", None),
+        ("POST", "/v1/sessions/{sid}/messages/clear", None),
         ("GET", "/v1/sessions/{sid}/runs", None),
         ("POST", "/v1/sessions/{sid}/runs", {"goal": "hijack", "if_busy": "interrupt"}),
         ("GET", "/v1/sessions/{sid}/tool-calls", None),
@@ -65,6 +70,23 @@ def test_another_owners_objects_answer_404_like_missing_ones(
         )
 
     assert sid not in [s["id"] for s in bob.get("/v1/sessions").json()["data"]]
+    theirs_by_key = bob.get("/v1/sessions/by-key", params={"key": "alice-key"})
+    missing_by_key = bob.get("/v1/sessions/by-key", params={"key": "no-such-key"})
+    assert (
+        _shape(theirs_by_key)
+        == _shape(missing_by_key)
+        == (
+            404,
+            "application/problem+json",
+            "not_found",
+        )
+    )
+    assert bob.get("/v1/apps/shop/memory/plan").status_code == 404
+    assert bob.get("/v1/apps/shop/memory").json()["data"] == []
+    # The same key and app names are bob's own to use: nothing is shared with alice.
+    bobs = new_session(bob, external_key="alice-key", app="shop")
+    assert bobs["id"] != sid
+    assert bob.put("/v1/apps/shop/memory/plan", json={"value": "free"}).status_code == 200
     assert bob.get("/v1/users/me/memory/name").status_code == 404
     assert "name" not in [i["key"] for i in bob.get("/v1/users/me/memory").json()["data"]]
 
@@ -74,3 +96,5 @@ def test_another_owners_objects_answer_404_like_missing_ones(
     assert alice.get(f"/v1/sessions/{sid}/memory/secret").json()["value"] == 42
     assert alice.get("/v1/users/me/memory/name").json()["value"] == "Alice"
     assert alice.get(f"/v1/sessions/{sid}/messages").json()["data"] == []
+    assert alice.get("/v1/apps/shop/memory/plan").json()["value"] == "gold"
+    assert alice.get("/v1/sessions/by-key", params={"key": "alice-key"}).json()["id"] == sid

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from httpkit import Frame, new_run, new_session, read_sse, start_server
-from tests.serving import eventually
+from tests.waiting import eventually_sync
 
 import tether
 
@@ -21,7 +21,7 @@ def test_sigterm_ends_streams_and_long_polls_and_hands_runs_back(tmp_path: Path)
             sid = new_session(alice)["id"]
             sleeper = new_run(alice, sid, input={"sleep": 60})
             rid = sleeper["id"]
-            eventually(lambda: alice.get(f"/v1/runs/{rid}").json()["status"] == "running")
+            eventually_sync(lambda: alice.get(f"/v1/runs/{rid}").json()["status"] == "running")
 
             # A long-poll, sent first on a raw connection so its reply can be read after the stop.
             host, port = server.url.removeprefix("http://").split(":")

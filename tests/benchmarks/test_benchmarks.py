@@ -23,6 +23,10 @@ SMALL = {
         "--history 100 --iterations 20 --warmup 5",
         ["bare", "shipped", "leanest, no event", "frames / commit"],
     ),
+    "conversation.py": (
+        "--history 300 --tail 20 --batch 10 --rounds 5 --whole-rounds 2 --warmup 1",
+        ["messages.tail(20)", "messages.list()", "add_many, per message", "tether.open_async"],
+    ),
     "engine.py": (
         "--runs 20 --parallel-runs 20 --rounds 1 --breakdown-runs 5 --warmup 2 --clients 4",
         ["runs", "Where the time goes", "record_step", "claim_run"],
@@ -46,6 +50,7 @@ SMALL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SMALL))
 def test_the_benchmark_runs_and_prints_its_tables(script: str, tmp_path: Path) -> None:
     if script == "postgres.py":

@@ -227,3 +227,37 @@ async def test_user_memory_namespaces(store: Store, clock: ManualClock) -> None:
         ("prefs", "ui"),
     ]
     assert await store.list_namespaces(owner="bob") == []
+
+
+async def test_app_memory_is_shared_by_an_app_and_isolated_between_owners(
+    store: Store, clock: ManualClock
+) -> None:
+    app = MemoryScope.APP
+    await store.put_memory(
+        scope=app, scope_id="shop", key="tone", value=1, owner="alice", now=clock.now()
+    )
+    await store.put_memory(
+        scope=app, scope_id="shop", key="tone", value=2, owner="bob", now=clock.now()
+    )
+    await store.put_memory(
+        scope=app, scope_id="blog", key="tone", value=3, owner="alice", now=clock.now()
+    )
+
+    async def values(owner: str, name: str) -> dict[str, object]:
+        items = await store.list_memory(scope=app, scope_id=name, owner=owner)
+        assert all(i.scope is app and i.scope_id == name for i in items)
+        return {i.key: i.value for i in items}
+
+    assert await values("alice", "shop") == {"tone": 1}
+    assert await values("bob", "shop") == {"tone": 2}
+    assert await values("alice", "blog") == {"tone": 3}
+    assert await values("carol", "shop") == {}
+    item = await store.get_memory(scope=app, scope_id="shop", key="tone", owner="bob")
+    assert item is not None and item.value == 2
+    assert await store.delete_memory(
+        scope=app, scope_id="shop", key="tone", owner="bob", now=clock.now()
+    )
+    assert await values("bob", "shop") == {}
+    assert await values("alice", "shop") == {"tone": 1}
+    with pytest.raises(ValueError, match="owner"):  # an app's items always belong to an owner
+        await store.list_memory(scope=app, scope_id="shop")

@@ -1,6 +1,7 @@
 """A stateful property test over the Service and the Store.
 
-Hypothesis drives random sequences of: create session, add a message, write session memory,
+Hypothesis drives random sequences of: create session, add a message (or a batch of them), pop
+the newest message or clear the conversation, write session memory,
 create a run (each if_busy), claim / record a step / suspend / resume / finish / cancel runs as a
 worker (or as a late, confused one), close sessions, let time pass on the manual clock, sweep,
 write run memory and promote it. A small model predicts what each operation must do (accept, or
@@ -8,7 +9,8 @@ refuse with which error; which events it appends; which status every session the
 every step, one invariant reads the whole database and checks:
 
 * never two active (running/waiting) runs in one session;
-* run seq and message seq are 1..n in every session, run_count agrees;
+* run seq and message seq are 1..n in every session, run_count agrees; the conversation is
+  exactly the messages added and not popped or cleared (removed ones stay, with removed_at);
 * every terminal run has ended_at, no other run has;
 * a session's status never changes because of a run; expiry is exact and monotonic;
 * event ids strictly increase, and every state change appended exactly its events;
@@ -85,6 +87,10 @@ class SessionModel:
     expired: bool = False
     #: The status read after the previous step.
     observed: SessionStatus = ACTIVE
+    #: Seqs of the messages in the conversation (added, not popped or cleared).
+    live: list[int] = field(default_factory=list)
+    #: Messages ever added (the last seq).
+    added: int = 0
 
 
 @dataclass
@@ -283,18 +289,48 @@ class SessionsAndRuns(RuleBasedStateMachine):
         self.expect_events({session.id: ["session.created"]})
 
     @precondition(lambda self: bool(self.writable()))
-    @rule(data=st.data(), what=st.sampled_from(["message", "a", "b", "close"]))
+    @rule(
+        data=st.data(),
+        what=st.sampled_from(["message", "batch", "pop", "clear", "a", "b", "close"]),
+    )
     def write(self, data: st.DataObject, what: str) -> None:
-        """Add a message, write session memory or close the session (while another one stays
-        open). Writes to closed or expired sessions: see the invariant."""
+        """Add a message (or a batch), pop or clear, write session memory or close the session
+        (while another one stays open). Writes to closed or expired sessions: the invariant."""
         session_id = data.draw(st.sampled_from(self.writable()))
         before = self.status(session_id)
         assert before is ACTIVE
-        if what == "message":
-            message = self.a(self.service.add_message(session_id, "user", "hi"))
-            assert message.seq == len(self.a(self.store.list_messages(session_id, limit=10_000)))
+        m = self.model[session_id]
+        if what in ("message", "batch"):
+            size = 1 if what == "message" else data.draw(st.integers(1, 4))
+            if what == "message":
+                added = [self.a(self.service.add_message(session_id, "user", "hi"))]
+            else:
+                batch = [{"content": f"m{n}"} for n in range(size)]
+                added = self.a(self.service.add_messages(session_id, batch))
+            assert [msg.seq for msg in added] == list(range(m.added + 1, m.added + size + 1))
+            m.added += size
+            m.live.extend(msg.seq for msg in added)
             self.touch(session_id)
-            self.expect_events({session_id: ["message.added"]})
+            self.expect_events({session_id: ["message.added"] * size})
+        elif what == "pop":
+            popped = self.a(self.service.pop_message(session_id))
+            if not m.live:
+                assert popped is None
+                self.expect_events({})  # nothing to take out: nothing changed
+                return
+            assert popped is not None and popped.seq == m.live.pop()
+            assert popped.removed_at == self.clock.now()
+            self.touch(session_id)
+            self.expect_events({session_id: ["message.removed"]})
+        elif what == "clear":
+            removed = self.a(self.service.clear_messages(session_id))
+            assert removed == len(m.live)
+            if removed:
+                m.live.clear()
+                self.touch(session_id)
+                self.expect_events({session_id: ["messages.cleared"]})
+            else:
+                self.expect_events({})
         elif what in ("a", "b"):
             self.a(self.service.set_session_memory(session_id, what, 1))
             self.touch(session_id)
@@ -644,8 +680,15 @@ class SessionsAndRuns(RuleBasedStateMachine):
                 assert (r.ended_at is not None) == r.is_terminal, r
                 assert (r.worker_id is not None) <= (r.status is RunStatus.RUNNING), r
 
-            messages = await self.store.list_messages(session_id, limit=10_000)
-            assert [msg.seq for msg in messages] == list(range(1, len(messages) + 1))
+            everything = await self.store.list_messages(
+                session_id, limit=10_000, include_removed=True
+            )
+            assert [msg.seq for msg in everything] == list(range(1, m.added + 1))
+            live = await self.store.list_messages(session_id, limit=10_000)
+            assert [msg.seq for msg in live] == m.live
+            assert [msg.seq for msg in everything if msg.removed_at is None] == m.live
+            newest = await self.store.list_messages(session_id, limit=2, newest_first=True)
+            assert [msg.seq for msg in newest] == m.live[::-1][:2]
 
             events = await self.store.list_events(session_id=session_id, limit=10_000)
             ids = [e.id for e in events]
@@ -678,6 +721,9 @@ class SessionsAndRuns(RuleBasedStateMachine):
     async def _refuses_writes(self, session_id: str, error: type[Conflict]) -> None:
         writes: list[Callable[[], Coroutine[Any, Any, Any]]] = [
             lambda: self.service.add_message(session_id, "user", "x"),
+            lambda: self.service.add_messages(session_id, [{"content": "x"}]),
+            lambda: self.service.pop_message(session_id),
+            lambda: self.service.clear_messages(session_id),
             lambda: self.service.set_session_memory(session_id, "k", "v"),
             lambda: self.service.create_run(session_id, "g", if_busy="enqueue"),
         ]

@@ -2,13 +2,12 @@
 
 * ``Engine``: a SQLite file, a Service and in-process workers, with fast settings.
 * ``WorkerProcess``: ``tether worker`` in a subprocess, importing ``engine_agents``.
-* ``eventually``: wait for observable state with a deadline (never a bare sleep).
+* ``wait_status`` / ``wait_step``: wait for a run's state with tests/waiting.py's ``eventually``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import os
 import signal
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import engine_agents
+from tests.waiting import WAIT, eventually
 
 from tether.core.event import Event
 from tether.core.run import Run
@@ -38,8 +38,6 @@ from tether.store.sqlite.store import SqliteStore
 HERE = Path(__file__).resolve().parent
 T = TypeVar("T")
 
-#: Default wait for observable state.
-WAIT = 15.0
 
 FAST = RuntimeSettings(
     lease_seconds=2.0,
@@ -51,29 +49,6 @@ FAST = RuntimeSettings(
 
 
 # -- waiting on observable state ---------------------------------------------------------------
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[T]] | Callable[[], T],
-    *,
-    timeout: float = WAIT,
-    every: float = 0.02,
-    what: str = "the condition",
-) -> T:
-    """Poll probe until it returns something truthy; that value. AssertionError (with the last
-    value seen) when timeout passes first."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        value = probe()
-        if inspect.isawaitable(value):
-            value = await value
-        last = value
-        if value:
-            return value  # type: ignore[return-value]
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last {last!r}")
-        await asyncio.sleep(every)
 
 
 async def run_status(service: Service, run_id: str, *statuses: RunStatus) -> Run | None:

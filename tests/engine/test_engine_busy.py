@@ -13,11 +13,11 @@ from engine_agents import lines_of
 from engine_helpers import (
     Engine,
     active_overlaps,
-    eventually,
     in_threads,
     wait_status,
     wait_step,
 )
+from tests.waiting import eventually
 
 from tether.core.errors import SessionBusy
 from tether.core.run import Run

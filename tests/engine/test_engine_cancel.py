@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, WorkerProcess, eventually, wait_status, wait_step
+from engine_helpers import Engine, WorkerProcess, wait_status, wait_step
+from tests.waiting import eventually
 
 from tether.core.errors import InvalidTransition
 from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from engine_agents import lines_of
-from engine_helpers import Engine, WorkerProcess, eventually, wait_status, wait_step
+from engine_helpers import Engine, WorkerProcess, wait_status, wait_step
+from tests.waiting import eventually
 
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step

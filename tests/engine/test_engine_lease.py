@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from engine_agents import lines_of
-from engine_helpers import Engine, WorkerProcess, eventually, wait_status, wait_step
+from engine_helpers import Engine, WorkerProcess, wait_status, wait_step
+from tests.waiting import eventually
 
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.core.step import StepKind

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from tests.conversation import async_walkthrough, walkthrough
 
 import tether
 from tether.core.errors import SessionClosed
@@ -81,3 +82,17 @@ def test_async_twin_sees_what_the_sync_facade_wrote(tmp_path: Path) -> None:
     asyncio.run(main())
     with tether.open(db, worker=False) as tt:
         assert tt.sessions.get(session_id).status is SessionStatus.CLOSED
+
+
+def test_the_conversation_api_on_a_local_database(tmp_path: Path) -> None:
+    with tether.open(tmp_path / "t.db", worker=False) as tt:
+        walkthrough(tt, "user_123")
+        walkthrough(tt, "app/user/会话 2")
+
+
+def test_the_async_conversation_api_on_a_local_database(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with await tether.open_async(tmp_path / "t.db", worker=False) as tt:
+            await async_walkthrough(tt, "user_123")
+
+    asyncio.run(main())

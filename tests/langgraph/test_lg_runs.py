@@ -11,7 +11,7 @@ import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 from lgkit import contents, user
-from tests.serving import eventually
+from tests.waiting import eventually_sync
 
 DEFAULT_ASSISTANT = uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "echo")
 
@@ -274,7 +274,7 @@ def test_a_run_waits_for_a_person_and_command_resume_answers(
 
     # a map keyed by an interrupt that no longer waits is refused, not taken as the answer
     client.runs.create(tid, "echo", input={"text": "t", "wait": "again?"})
-    eventually(lambda: client.threads.get(tid)["status"] == "interrupted")
+    eventually_sync(lambda: client.threads.get(tid)["status"] == "interrupted")
     with pytest.raises(httpx.HTTPStatusError, match="not waiting") as refused:
         client.runs.wait(tid, "echo", command={"resume": {interrupt_id: "stale"}})
     assert refused.value.response.status_code == 409
@@ -293,7 +293,7 @@ def test_after_seconds_delays_the_start(client: SyncLangGraphClient, native: htt
     assert stored["not_before"] > stored["created_at"]
     assert client.threads.get(tid)["status"] == "busy"
     client.runs.cancel(tid, run["run_id"])
-    eventually(lambda: client.runs.get(tid, run["run_id"])["status"] == "interrupted")
+    eventually_sync(lambda: client.runs.get(tid, run["run_id"])["status"] == "interrupted")
 
 
 def test_if_not_exists_create_makes_the_thread(

@@ -110,3 +110,32 @@ def test_update_state_adds_messages_and_context_without_a_run(
         client.threads.update_state(
             tid, {"x": 1}, checkpoint_id=answer["checkpoint"]["checkpoint_id"]
         )
+
+
+def test_structured_items_show_and_removed_messages_leave_the_state(
+    client: SyncLangGraphClient, native: httpx.Client
+) -> None:
+    """A message carrying a structured item shows as its role and text; popped and cleared
+    messages are no longer in the thread's values."""
+    tid = client.threads.create()["thread_id"]
+    base = f"/v1/sessions/{tid}/messages"
+    item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    added = native.post(
+        f"{base}/batch", json={"messages": [{"item": item}, {"item": call}, {"content": "later"}]}
+    )
+    assert added.status_code == 201, added.text
+    assert contents(client.threads.get_state(tid)["values"]) == [
+        ("human", "hi"),
+        ("ai", ""),
+        ("human", "later"),
+    ]
+    assert native.post(f"{base}/pop").status_code == 200
+    assert contents(client.threads.get_state(tid)["values"]) == [("human", "hi"), ("ai", "")]
+    assert native.post(f"{base}/clear").json() == {"removed": 2}
+    assert client.threads.get_state(tid)["values"].get("messages", []) == []
+    client.runs.wait(tid, "echo", input={"messages": [user("again")]})
+    assert contents(client.threads.get_state(tid)["values"]) == [
+        ("human", "again"),
+        ("ai", "echo: again"),
+    ]

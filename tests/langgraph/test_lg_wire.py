@@ -13,7 +13,7 @@ import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
 from lgkit import Server, user
-from tests.serving import eventually
+from tests.waiting import eventually_sync
 
 
 def _frames(body: bytes) -> list[dict[str, str]]:
@@ -162,7 +162,7 @@ def test_on_disconnect_cancel_cancels_the_run_when_the_client_leaves(
         first = next(s.iter_lines())
         assert first == "event: metadata"
     [run] = client.runs.list(tid)
-    eventually(lambda: client.runs.get(tid, run["run_id"])["status"] == "interrupted")
+    eventually_sync(lambda: client.runs.get(tid, run["run_id"])["status"] == "interrupted")
 
 
 def test_stateless_runs_and_crons_are_refused_naming_them(client: SyncLangGraphClient) -> None:

@@ -48,14 +48,14 @@ def sql(url: str, statement: str, *params: Any) -> list[tuple[Any, ...]]:
         return cur.fetchall() if cur.description else []
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 20.0) -> None:
-    """Wait until check() holds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"not true within {timeout} s: {check}")
-        await asyncio.sleep(0.05)
+def waits_on_a_lock(url: str) -> bool:
+    """Whether a connection to url's database is waiting for a lock (a row, an index entry)."""
+    rows = sql(
+        url,
+        "SELECT count(*) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )
+    return bool(rows[0][0])
 
 
 _ENDS = frozenset({"run.completed", "run.failed", "run.cancelled", "run.timed_out"})

@@ -7,8 +7,9 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from ..waiting import eventually_sync
 
 _LISTENING = re.compile(r"tether listening on (http://\S+)")
 
@@ -60,16 +61,16 @@ class Server(Node):
         super().__init__(name, [*args, "--no-access-log"], logs)
         self.url = self._wait_for_url()
 
-    def _wait_for_url(self, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    def _wait_for_url(self) -> str:
+        def url() -> str | None:
             found = _LISTENING.search(self.output())
             if found:
                 return found.group(1)
             if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"{self.name} did not start:\n{self.output()}")
+                raise AssertionError(f"{self.name} did not start:\n{self.output()}")
+            return None
+
+        return eventually_sync(url, what=f"{self.name} to listen")
 
 
 class WorkerNode(Node):

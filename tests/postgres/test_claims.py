@@ -16,7 +16,8 @@ from tether.store.base import Store
 from tether.store.postgres.database import ConcurrentUpdate
 from tether.store.postgres.store import _retried
 
-from .helpers import check_runs_in_log, run, service, sql, with_stores
+from ..waiting import eventually
+from .helpers import check_runs_in_log, run, service, sql, waits_on_a_lock, with_stores
 
 pytestmark = pytest.mark.postgres
 
@@ -40,17 +41,13 @@ def test_many_claimers_on_many_nodes_take_each_run_once_in_session_order(pg_url:
     async def body(*stores: Store) -> None:
         session_ids = await _enqueue(stores[0], sessions, runs_each)
         claimed: list[str] = []
-        idle_rounds: dict[str, int] = {}
 
         async def claimer(store: Store, name: str) -> None:
-            idle_rounds[name] = 0
-            while idle_rounds[name] < 20:
+            while len(claimed) < sessions * runs_each:  # a duplicate claim ends it early
                 got = await store.claim_run(worker_id=name, now=now(), lease_seconds=30)
                 if got is None:
-                    idle_rounds[name] += 1
-                    await asyncio.sleep(0.01)
+                    await asyncio.sleep(0.01)  # a worker's poll interval
                     continue
-                idle_rounds[name] = 0
                 claimed.append(got.id)
                 await asyncio.sleep(random.uniform(0, 0.005))
                 await store.finish_run(
@@ -109,7 +106,7 @@ def test_a_claim_refused_by_the_one_active_run_index_is_retried_not_raised(pg_ur
                 (ready.id,),
             )
             claim = asyncio.create_task(store.claim_run(worker_id="w", now=now(), lease_seconds=30))
-            await asyncio.sleep(0.3)
+            await eventually(lambda: waits_on_a_lock(pg_url), what="the claim to wait")
             assert not claim.done()  # waiting on the uncommitted index entry
             other.commit()
             assert await claim is None

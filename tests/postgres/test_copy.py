@@ -27,6 +27,11 @@ from .helpers import FAST, run, service, sql
 
 pytestmark = pytest.mark.postgres
 
+#: A structured item whose exact text (key order, 1.0) must survive the trip. (Not -0.0 nor a
+#: float such as 1e300: the copy of the message in its event is jsonb on PostgreSQL, which keeps
+#: neither, and the copy's checksums compare events too.)
+ITEM = {"type": "function_call", "z": 1.0, "call_id": "c1", "a": [2**70, 0.5, "ü"]}
+
 
 async def _populate(url: str) -> None:
     """A database with something in every table and every kind of state."""
@@ -40,8 +45,17 @@ async def _populate(url: str) -> None:
                 title=f"Projekt Nr. {n} — «ünïcode»",
                 metadata={"n": n, "tags": ["a", "b"], "ratio": 0.5},
                 context={"workspace": f"./w{n}"},
+                external_key=f"app/user/{n} ✓",
+                app="shop",
             )
             await svc.add_message(session.id, Role.USER, f"hello {n} ✓")
+            await svc.add_messages(
+                session.id, [{"item": ITEM}, {"content": "popped"}, {"content": "cleared"}]
+            )
+            await svc.pop_message(session.id)
+            if n == 0:
+                await svc.clear_messages(session.id)
+                await svc.add_message(session.id, Role.USER, "after the clear")
             await svc.set_session_memory(session.id, "python", {"version": 3.11, "ok": True})
             done = await svc.create_run(
                 session.id, "work", input={"text": "hi", "steps": 2}, timeout_seconds=30.5
@@ -63,6 +77,7 @@ async def _populate(url: str) -> None:
             )
             await svc.promote_memory(waiting.id, "hypothesis")
         await svc.set_user_memory("tone", "brief", namespace=("prefs", "style"))
+        await svc.set_app_memory("shop", "currency", {"code": "EUR", "rate": 1.0})
         key = ApiKey(id=new_id(), owner="alice", prefix="tt_abc", created_at=svc.clock.now())
         await store.create_api_key(key, key_hash="0" * 64)
         await store.revoke_api_key(key.id, now=svc.clock.now())
@@ -91,9 +106,13 @@ async def _views(url: str) -> list[object]:
                 out.extend(await svc.list_steps(r.id))
                 out.extend(await svc.list_run_memory(r.id))
             out.extend((await svc.list_messages(session.id)).data)
+            everything = (await svc.list_messages(session.id, include_removed=True)).data
+            out.extend(everything)
+            out.extend(json.dumps(m.item) for m in everything)  # key order too
             out.extend(await svc.list_session_memory(session.id))
             out.extend(await svc.list_events(session_id=session.id, limit=1000))
         out.extend(await svc.list_user_memory(namespace=None))
+        out.extend(await svc.list_app_memory("shop"))
         out.extend(await store.list_api_keys())
         out.append(await store.ui_session_owner("2" * 64, now=svc.clock.now()))
         return out

@@ -13,7 +13,8 @@ from tether.core.errors import NotFound
 from tether.core.status import RunStatus
 from tether.store.base import Store
 
-from .helpers import run, service, with_stores
+from ..waiting import eventually
+from .helpers import run, service, waits_on_a_lock, with_stores
 
 pytestmark = pytest.mark.postgres
 
@@ -32,7 +33,8 @@ def test_a_delete_that_lost_the_race_is_not_found_and_not_counted(pg_url: str) -
             # Another node's delete holds the run's row, uncommitted ...
             await other.execute("DELETE FROM runs WHERE id = %s", (made.id,))
             late = asyncio.create_task(store.delete_run(made.id, owner=None))
-            await asyncio.sleep(0.5)  # ... while this one read the run and waits on its row
+            # ... while this one read the run and waits on its row
+            await eventually(lambda: waits_on_a_lock(pg_url), what="the delete to wait")
             assert not late.done()
             await other.commit()
             with pytest.raises(NotFound):

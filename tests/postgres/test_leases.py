@@ -14,7 +14,8 @@ from tether.runtime.builtin import register
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 
-from .helpers import FAST, eventually, run, service, with_stores
+from ..waiting import eventually
+from .helpers import FAST, run, service, with_stores
 
 pytestmark = pytest.mark.postgres
 

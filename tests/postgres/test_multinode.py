@@ -19,16 +19,19 @@ import pytest
 from psycopg import sql as pgsql
 
 from tether.client import AsyncClient
+from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.store.factory import open_store
 
 from ..pg import Databases, admin
+from ..waiting import eventually
 from .helpers import check_runs_in_log, run, sql
 from .nodes import Server, WorkerNode
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 UNFINISHED = "SELECT count(*) FROM runs WHERE status IN ('ready', 'running')"
+COMPLETED_OF = "SELECT count(*) FROM runs WHERE id = ANY(%s) AND status = 'completed'"
 
 
 @dataclass
@@ -44,12 +47,14 @@ class Cluster:
 
     async def settled(self, timeout: float = 180.0) -> None:
         """Wait until no run is ready or running."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while (await asyncio.to_thread(sql, self.url, UNFINISHED))[0][0]:
-            if loop.time() > deadline:
-                raise AssertionError(f"runs left unfinished:\n{self.dump()}")
-            await asyncio.sleep(0.2)
+
+        async def none_left() -> bool:
+            return not (await asyncio.to_thread(sql, self.url, UNFINISHED))[0][0]
+
+        try:
+            await eventually(none_left, timeout=timeout, every=0.2, what="every run to end")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self.dump()}") from exc
 
     def dump(self) -> str:
         return "\n".join(f"--- {n.name}\n{n.output()[-3000:]}" for n in self.servers + self.workers)
@@ -155,11 +160,12 @@ def test_a_worker_killed_mid_run_is_reaped_by_the_other(cluster: Cluster) -> Non
             created = await a.create_run(
                 session.id, "long", agent="echo", input={"sleep": 3, "steps": 1}, max_attempts=2
             )
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + 30
-            while (held := await a.get_run(created.id)).status is not RunStatus.RUNNING:
-                assert loop.time() < deadline
-                await asyncio.sleep(0.05)
+
+            async def running() -> Run | None:
+                held = await a.get_run(created.id)
+                return held if held.status is RunStatus.RUNNING else None
+
+            held = await eventually(running, what="the run to start")
             victim = next(w for w in cluster.workers if w.holds(held.worker_id))
             survivor = next(w for w in cluster.workers if w is not victim)
             victim.kill()
@@ -199,7 +205,11 @@ def test_a_database_outage_mid_load_leaves_every_run_terminal(cluster: Cluster) 
                 ).id
                 for n in range(120)
             ]
-            await asyncio.sleep(1.0)  # mid-load
+
+            def some_done() -> bool:  # mid-load: some runs ended, most have not
+                return bool(sql(cluster.url, COMPLETED_OF, run_ids)[0][0] >= 10)
+
+            await eventually(some_done, what="the first runs to complete")
             await asyncio.to_thread(outage, cluster.name, seconds=3.0)
             await cluster.settled()
             ended = Counter(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from functools import partial
 
 import psycopg
 import pytest
@@ -16,7 +17,8 @@ from tether.runtime.builtin import register
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 
-from .helpers import FAST, eventually, run, service, sql, with_stores
+from ..waiting import eventually
+from .helpers import FAST, run, service, sql, with_stores
 
 pytestmark = pytest.mark.postgres
 
@@ -88,8 +90,9 @@ def test_workers_carry_on_through_lost_connections_and_every_run_ends(pg_url: st
                             session.id, "x", input={"steps": 3, "sleep": 0.1}, if_busy="enqueue"
                         )
                     )
-            for _ in range(4):
-                await asyncio.sleep(0.4)
+            done = 0
+            for _ in range(4):  # each time some work was done since the last cut
+                done = await eventually(partial(_steps_done, pg_url, done), what="more steps")
                 sql(pg_url, KILL_ALL)
 
             async def all_ended() -> bool:
@@ -99,11 +102,7 @@ def test_workers_carry_on_through_lost_connections_and_every_run_ends(pg_url: st
                     return False
                 return all(s not in (RunStatus.READY, RunStatus.RUNNING) for s in states)
 
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + 60
-            while not await all_ended():
-                assert loop.time() < deadline, "runs were left unfinished"
-                await asyncio.sleep(0.2)
+            await eventually(all_ended, timeout=60, every=0.2, what="every run to end")
             final = [await svc.get_run(r.id) for r in runs]
             assert sum(r.status is RunStatus.COMPLETED for r in final) >= len(runs) // 2
             for ended in final:  # a run whose connection died mid-step failed, and said why
@@ -132,3 +131,9 @@ def test_prepared_statements_survive_a_schema_change_made_by_another_node(pg_url
         assert (await svc.get_session(session.id)).title == "u"
 
     run(with_stores(pg_url, 1, body))
+
+
+def _steps_done(url: str, more_than: int) -> int:
+    """How many steps completed, once more than more_than have (else 0)."""
+    done = sql(url, "SELECT count(*) FROM steps WHERE status = 'completed'")[0][0]
+    return int(done) if done > more_than else 0

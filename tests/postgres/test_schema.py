@@ -14,10 +14,18 @@ from tether.store.postgres.database import PostgresDatabase
 from tether.store.sql.queries import load_queries
 
 from ..pg import Databases
-from ..support import SCHEMA_3_DELETED_RUN, check_recounted
+from ..support import (
+    ROWS_BEFORE_CONVERSATION_CORE,
+    SCHEMA_3_DELETED_RUN,
+    before_conversation_core,
+    check_conversation_core,
+    check_recounted,
+)
 from .helpers import run, sql
 
 pytestmark = pytest.mark.postgres
+
+MIGRATIONS = load_migrations("tether.store.postgres")
 
 
 def test_many_nodes_migrating_at_once_apply_each_migration_once(pg: Databases) -> None:
@@ -114,6 +122,34 @@ def test_version_four_recounts_sessions_whose_runs_were_deleted_before_it(pg: Da
         store = open_store(url)
         try:
             await check_recounted(store)
+        finally:
+            await store.close()
+
+    run(check())
+
+
+def test_the_conversation_core_keeps_memory_and_messages_and_adds_the_app_scope(
+    pg: Databases,
+) -> None:
+    url = pg.empty_url()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE schema_version (version integer PRIMARY KEY, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for migration in before_conversation_core(MIGRATIONS):
+            conn.execute(migration.sql.encode())
+            conn.execute(
+                "INSERT INTO schema_version (version, name) VALUES (%s, %s)",
+                (migration.version, migration.name),
+            )
+        for statement in ROWS_BEFORE_CONVERSATION_CORE:
+            conn.execute(statement)
+
+    async def check() -> None:
+        store = open_store(url)
+        try:
+            await check_conversation_core(store)
         finally:
             await store.close()
 

@@ -17,7 +17,7 @@ from tether.runtime.run_context import RunContext
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 
-from ..support import eventually, until
+from ..waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("worker")
 
@@ -142,15 +142,16 @@ async def test_echo_sleeps_as_a_step(service: Service) -> None:
 async def test_cancelling_a_sleeping_run_stops_it(service: Service, worker: Worker) -> None:
     session = await service.create_session()
     run = await service.create_run(session.id, "nap", agent="echo", input={"sleep": 30})
-    await eventually(
-        lambda: service.list_steps(run.id),
-        lambda steps: bool(steps) and steps[0].name == "sleep",
-        what="the sleep step starts",
-    )
+
+    async def sleeping() -> bool:
+        steps = await service.list_steps(run.id)
+        return bool(steps) and steps[0].name == "sleep"
+
+    await eventually(sleeping, what="the sleep step starts")
     cancelled = await service.cancel_run(run.id, reason="enough")
     assert cancelled.status is RunStatus.CANCELLED
     assert cancelled.error is not None and cancelled.error.message == "enough"
-    await until(lambda: worker.active_runs == 0, what="the agent stops")
+    await eventually(lambda: worker.active_runs == 0, what="the agent stops")
     final = await service.get_run(run.id)
     assert final.status is RunStatus.CANCELLED
     (step,) = await service.list_steps(run.id)

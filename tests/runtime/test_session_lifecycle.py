@@ -16,7 +16,7 @@ from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 
-from ..support import eventually, until
+from ..waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("worker")
 
@@ -26,11 +26,11 @@ SLEEPY = {"text": "zzz", "sleep": 30}
 
 async def _started(service: Service, run: Run) -> Run:
     """Wait until the run's agent is executing (its sleep step has opened)."""
-    await eventually(
-        lambda: service.list_steps(run.id),
-        lambda steps: any(s.name == "sleep" for s in steps),
-        what=f"run {run.seq} starts sleeping",
-    )
+
+    async def sleeping() -> bool:
+        return any(s.name == "sleep" for s in await service.list_steps(run.id))
+
+    await eventually(sleeping, what=f"run {run.seq} starts sleeping")
     return await service.get_run(run.id)
 
 
@@ -75,7 +75,7 @@ async def test_closing_stops_an_executing_run(service: Service, worker: Worker) 
     cancelled = await service.get_run(run.id)
     assert cancelled.status is RunStatus.CANCELLED
     assert cancelled.error is not None and cancelled.error.message == "session closed"
-    await until(lambda: worker.active_runs == 0, what="the agent is stopped")
+    await eventually(lambda: worker.active_runs == 0, what="the agent is stopped")
     (step,) = await service.list_steps(run.id)
     assert step.status is StepStatus.FAILED
     assert (await service.get_run(run.id)).status is RunStatus.CANCELLED  # not overwritten
@@ -236,7 +236,7 @@ async def test_sweep_persists_expiry_and_stops_unfinished_runs(
     cancelled = await service.get_run(running.id)
     assert cancelled.status is RunStatus.CANCELLED
     assert cancelled.error is not None and "expired" in cancelled.error.message
-    await until(lambda: worker.active_runs == 0, what="the agent is stopped")
+    await eventually(lambda: worker.active_runs == 0, what="the agent is stopped")
     types = [e.type for e in await service.list_events(session_id=session.id)]
     assert types[-2:] == ["run.cancelled", "session.expired"]
     assert await service.sweep_expired() == []

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tether.core.clock import ManualClock
 from tether.core.errors import SchemaTooNew, StoreError
 from tether.core.memory import MemoryScope
 from tether.core.status import RunStatus
@@ -17,7 +16,14 @@ from tether.store.migrate import load_migrations
 from tether.store.sqlite.database import _statements
 from tether.store.sqlite.store import SqliteStore
 
-from ..support import SCHEMA_3_DELETED_RUN, Factory, check_recounted
+from ..support import (
+    ROWS_BEFORE_CONVERSATION_CORE,
+    SCHEMA_1_ROWS,
+    SCHEMA_3_DELETED_RUN,
+    before_conversation_core,
+    check_conversation_core,
+    check_recounted,
+)
 
 MIGRATIONS = load_migrations("tether.store.sqlite")
 LATEST = MIGRATIONS[-1].version
@@ -122,7 +128,8 @@ async def test_reopening_does_not_reapply_migrations(tmp_path: Path) -> None:
 async def test_a_file_at_version_one_opens_at_the_latest_version_with_its_data(
     tmp_path: Path,
 ) -> None:
-    """A database written by the first released schema (only migration 0001 applied)."""
+    """A database written by the first released schema (only migration 0001 applied), with the
+    rows that tether wrote then."""
     path = tmp_path / "v1.db"
     with sqlite3.connect(path) as conn:
         conn.execute(
@@ -132,37 +139,19 @@ async def test_a_file_at_version_one_opens_at_the_latest_version_with_its_data(
         for statement in _statements(MIGRATIONS[0].sql):
             conn.execute(statement)
         conn.execute("INSERT INTO schema_version VALUES (1, 'initial', 'then')")
-    old = SqliteStore(path, migrate=False)  # the old tether, writing at version 1
-    clock = ManualClock()
-    make = Factory(old, clock)
-    try:
-        assert await old.schema_version() == 1
-        session = await make.session(title="from the old days")
-        await make.message(session.id, "still here?")
-        with sqlite3.connect(path) as conn:  # a run as version 1 wrote it (its columns only)
-            conn.execute(
-                "INSERT INTO runs (id, session_id, owner, seq, agent, goal, status, created_at,"
-                " updated_at, started_at, worker_id, lease_expires_at)"
-                " VALUES ('r1', ?, ?, 1, 'echo', 'an old goal', 'running', 1, 2, 2, 'w', 9)",
-                (session.id, session.owner),
-            )
-        await old.put_memory(
-            scope=MemoryScope.SESSION,
-            scope_id=session.id,
-            key="python",
-            value="3.9",
-            owner=None,
-            now=clock.now(),
-        )
-    finally:
-        await old.close()
+        for statement in SCHEMA_1_ROWS:
+            conn.execute(statement)
 
     store = SqliteStore(path)
     try:
         assert await store.schema_version() == LATEST
-        reread = await store.get_session(session.id)
+        reread = await store.get_session("s1")
         assert reread is not None and reread.title == "from the old days"
-        assert [m.content for m in await store.list_messages(session.id)] == ["still here?"]
+        assert (reread.run_count, reread.external_key, reread.app) == (1, None, None)
+        messages = await store.list_messages("s1")
+        assert [(m.content, m.item, m.removed_at) for m in messages] == [
+            ("still here?", None, None)
+        ]
         stored_run = await store.get_run("r1")
         assert stored_run is not None
         assert (stored_run.goal, stored_run.status, stored_run.worker_id) == (
@@ -171,10 +160,10 @@ async def test_a_file_at_version_one_opens_at_the_latest_version_with_its_data(
             "w",
         )
         assert stored_run.traceparent is None
-        item = await store.get_memory(scope=MemoryScope.SESSION, scope_id=session.id, key="python")
+        item = await store.get_memory(scope=MemoryScope.SESSION, scope_id="s1", key="python")
         assert item is not None and item.value == "3.9"
-        events = await store.list_events(session_id=session.id)
-        assert [e.type for e in events][:2] == ["session.created", "message.added"]
+        events = await store.list_events(session_id="s1")
+        assert [e.type for e in events] == ["session.created", "message.added"]
     finally:
         await store.close()
     assert [v for v, _ in _versions(path)] == list(range(1, LATEST + 1))
@@ -211,3 +200,38 @@ async def test_version_four_recounts_sessions_whose_runs_were_deleted_before_it(
         await check_recounted(store)
     finally:
         await store.close()
+
+
+async def test_the_conversation_core_keeps_memory_and_messages_and_adds_the_app_scope(
+    tmp_path: Path,
+) -> None:
+    """The conversation-core migration rebuilds the memory table (SQLite cannot widen a CHECK
+    in place)."""
+    path = tmp_path / "before.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+            " applied_at TEXT NOT NULL)"
+        )
+        for migration in before_conversation_core(MIGRATIONS):
+            for statement in _statements(migration.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_version VALUES (?, ?, 'then')",
+                (migration.version, migration.name),
+            )
+        for statement in ROWS_BEFORE_CONVERSATION_CORE:
+            conn.execute(statement)
+    store = SqliteStore(path)
+    try:
+        await check_conversation_core(store)
+    finally:
+        await store.close()
+    with sqlite3.connect(path) as conn:
+        indexes = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memory'"
+            )
+        }
+    assert {"memory_by_session", "memory_by_update", "memory_by_source_run"} <= indexes

@@ -24,7 +24,8 @@ from tether.core.status import RunStatus
 from tether.runtime import log_context
 from tether.telemetry import logs
 
-from ..serving import Served, cli, eventually, serve
+from ..serving import Served, cli, serve
+from ..waiting import eventually_sync
 
 RUN = Run(
     id="01900000-0000-7000-8000-00000000aaaa",
@@ -142,7 +143,9 @@ def test_serve_logs_json_lines_with_the_access_log_and_the_runs_ids(tmp_path: Pa
             run = http.post(path, json={"goal": "g", "input": {"fail": "no way"}}).json()
             done = http.get(f"/v1/runs/{run['id']}/wait", params={"timeout": 15}).json()
             assert done["status"] == "failed"
-        eventually(lambda: any(run["id"] in line for line in server.log), what="the run's log line")
+        eventually_sync(
+            lambda: any(run["id"] in line for line in server.log), what="the run's log line"
+        )
     finally:
         assert server.stop() == 0
     lines = _json_lines("".join(server.log))  # every line parses as JSON
@@ -177,14 +180,16 @@ def test_a_worker_logs_json_lines_naming_the_runs(tmp_path: Path) -> None:
     reader.start()
     try:
         started = "worker .* started on"  # a slow machine may take seconds to start Python
-        eventually(lambda: any("started on" in line for line in lines), timeout=60, what=started)
+        eventually_sync(
+            lambda: any("started on" in line for line in lines), timeout=60, what=started
+        )
         with httpx.Client(base_url=server.url, timeout=30) as http:
             session = http.post("/v1/sessions", json={"title": "worked"}).json()
             path = f"/v1/sessions/{session['id']}/runs"
             run = http.post(path, json={"goal": "g", "input": {"fail": True}}).json()
             done = http.get(f"/v1/runs/{run['id']}/wait", params={"timeout": 15}).json()
             assert done["status"] == "failed"
-        eventually(lambda: any(run["id"] in line for line in lines), what="the run's log line")
+        eventually_sync(lambda: any(run["id"] in line for line in lines), what="the run's log line")
     finally:
         worker.terminate()
         code = worker.wait(30)

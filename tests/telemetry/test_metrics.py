@@ -30,7 +30,8 @@ from tether.store.factory import open_store
 from tether.telemetry import create_metrics
 from tether.telemetry.metrics import MAX_TOOLS, OTHER_TOOL
 
-from ..support import TEST_SETTINGS, WORKER, Factory, until
+from ..support import TEST_SETTINGS, WORKER, Factory
+from ..waiting import eventually
 from .agents import chat
 from .conftest import in_process
 from .scrape import OPENMETRICS, Samples, parse
@@ -288,13 +289,13 @@ async def test_a_run_taken_from_its_worker_is_a_lease_loss_and_a_reaped_run(
     service, worker, metrics = measured
     session = await service.create_session(title="lost")
     run = await service.create_run(session.id, "block", agent="blocker")
-    await until(lambda: worker.active_runs == 1, timeout=WAIT, what="the run to start")
+    await eventually(lambda: worker.active_runs == 1, timeout=WAIT, what="the run to start")
     assert (await _render(metrics, service)).get("tether_worker_slots_in_use") == 1
     clock.advance(60)  # the lease (30 s) expires; the reaper takes the run back
     done = await service.wait_run(run.id, timeout=WAIT)
     assert done.status is RunStatus.FAILED and done.error is not None
     assert done.error.type == "worker_lost"
-    await until(lambda: worker.active_runs == 0, timeout=WAIT, what="the execution to end")
+    await eventually(lambda: worker.active_runs == 0, timeout=WAIT, what="the execution to end")
     samples = await _render(metrics, service)
     assert samples.get("tether_lease_losses_total") == 1
     assert samples.get("tether_runs_reaped_total", status="failed") == 1
@@ -308,9 +309,9 @@ async def test_a_cancelled_run_is_not_a_lease_loss(
     service, worker, metrics = measured
     session = await service.create_session(title="cancelled")
     run = await service.create_run(session.id, "block", agent="blocker")
-    await until(lambda: worker.active_runs == 1, timeout=WAIT, what="the run to start")
+    await eventually(lambda: worker.active_runs == 1, timeout=WAIT, what="the run to start")
     await service.cancel_run(run.id)
-    await until(lambda: worker.active_runs == 0, timeout=WAIT, what="the execution to end")
+    await eventually(lambda: worker.active_runs == 0, timeout=WAIT, what="the execution to end")
     samples = await _render(metrics, service)
     assert samples.get("tether_lease_losses_total") == 0
     assert samples.get("tether_runs_finished_total", agent="blocker", status="cancelled") == 1

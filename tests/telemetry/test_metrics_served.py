@@ -13,7 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from ..serving import Served, eventually, serve
+from ..serving import Served, serve
+from ..waiting import eventually_sync
 from .scrape import Samples, parse
 
 
@@ -32,11 +33,11 @@ def test_open_event_streams_are_counted_while_they_last(tmp_path: Path) -> None:
             path = f"/v1/sessions/{session['id']}/events"
             with http.stream("GET", path) as stream, http.stream("GET", path) as other:
                 assert stream.status_code == other.status_code == 200
-                eventually(
+                eventually_sync(
                     lambda: _scrape(server.url).get("tether_sse_connections") == 2,
                     what="two streams counted",
                 )
-            eventually(
+            eventually_sync(
                 lambda: _scrape(server.url).get("tether_sse_connections") == 0,
                 what="the streams to be forgotten once closed",
             )
@@ -68,14 +69,16 @@ def test_a_worker_serves_its_own_metrics(tmp_path: Path) -> None:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        url = eventually(lambda: found.get("url"), timeout=60, what="the worker's metrics port")
+        url = eventually_sync(
+            lambda: found.get("url"), timeout=60, what="the worker's metrics port"
+        )
         with httpx.Client(base_url=server.url, timeout=30) as http:
             session = http.post("/v1/sessions", json={"title": "worked"}).json()
             run = http.post(f"/v1/sessions/{session['id']}/runs", json={"goal": "g"}).json()
             done = http.get(f"/v1/runs/{run['id']}/wait", params={"timeout": 15}).json()
             assert done["status"] == "completed"
         assert httpx.get(f"{url}/metrics", timeout=10).status_code == 401  # token required
-        samples = eventually(
+        samples = eventually_sync(
             lambda: (
                 s
                 if (s := _scrape(url, Authorization="Bearer w0rker")).get(

@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..serving import Served, eventually, serve
+from ..serving import Served, serve
+from ..waiting import eventually_sync
 from .otlp_receiver import OtlpReceiver
 
 CLIENT_TRACE, CLIENT_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -46,7 +47,7 @@ def test_a_served_run_reaches_an_otlp_receiver_in_the_clients_trace(
             assert run["traceparent"].startswith(f"00-{CLIENT_TRACE}-")
             done = http.get(f"/v1/runs/{run['id']}/wait", params={"timeout": 15}).json()
             assert done["status"] == "completed"
-        executions = eventually(
+        executions = eventually_sync(
             lambda: receiver.named("invoke_agent echo"), what="the execution span exported"
         )
     finally:

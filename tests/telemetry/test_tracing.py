@@ -21,7 +21,8 @@ from tether.runtime.models import ModelResponse, ScriptedModel, ToolCall
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 
-from ..support import TEST_SETTINGS, until
+from ..support import TEST_SETTINGS
+from ..waiting import eventually
 from .agents import chat
 from .conftest import Spans, in_process
 
@@ -57,7 +58,7 @@ def _about(span: ReadableSpan, run: Run) -> None:
 async def _finished(spans: Spans, name: str, count: int) -> list[ReadableSpan]:
     """The spans called name, once count of them have ended (a span ends just after the store
     write a waiting test sees)."""
-    await until(lambda: len(spans.named(name)) >= count, timeout=WAIT, what=f"{count} {name}")
+    await eventually(lambda: len(spans.named(name)) >= count, timeout=WAIT, what=f"{count} {name}")
     return spans.named(name)
 
 

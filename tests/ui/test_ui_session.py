@@ -193,3 +193,54 @@ def test_a_long_title_wraps_on_a_phone(page: Page, server: Server) -> None:
     page.goto(f"{server.url}/ui/sessions/{session['id']}")
     expect(page.get_by_role("heading", name=title)).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+
+def test_keys_items_and_app_memory_show_and_keys_are_searchable(page: Page, server: Server) -> None:
+    session = new_session(
+        server, "alice", title="keyed session", external_key="ui/user_123", app="ui-shop"
+    )
+    sid = session["id"]
+    new_session(server, "alice", title="unkeyed neighbour")
+    call = {"type": "function_call", "call_id": "call_7", "name": "get_weather", "arguments": "{}"}
+    with server.api("alice") as api:
+        added = api.post(
+            f"/v1/sessions/{sid}/messages/batch",
+            json={
+                "messages": [
+                    {"content": "what is the weather?"},
+                    {"item": call},
+                    {
+                        "item": {
+                            "type": "function_call_output",
+                            "call_id": "call_7",
+                            "output": "sunny",
+                        }
+                    },
+                    {"content": "to be popped"},
+                ]
+            },
+        )
+        assert added.status_code == 201, added.text
+        assert api.post(f"/v1/sessions/{sid}/messages/pop").status_code == 200
+        api.put("/v1/apps/ui-shop/memory/currency", json={"value": "EUR"})
+
+    log_in(page, server, "alice")
+    page.get_by_label("Search").fill("ui/user_1")
+    page.get_by_role("button", name="Filter").click()
+    rows = page.locator("table.sessions tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first.locator(".session-key")).to_have_text("key ui/user_123")
+    expect(rows.first.locator(".session-app")).to_have_text("app ui-shop")
+    rows.first.get_by_role("link", name="keyed session").click()
+
+    expect(page.locator("#session-key")).to_have_text("ui/user_123")
+    expect(page.locator("#session-app")).to_have_text("ui-shop")
+    messages = page.locator("#conversation .msg")
+    expect(messages).to_have_count(3)  # the popped one is no longer in the conversation
+    expect(messages.nth(1).locator(".item-label")).to_have_text(
+        "function_call · get_weather · call call_7"
+    )
+    expect(messages.nth(2)).to_contain_text("sunny")
+    messages.nth(1).get_by_text("Item as added").click()
+    expect(messages.nth(1).locator(".msg-raw pre")).to_contain_text('"call_id": "call_7"')
+    expect(page.locator("#app-memory tr", has_text="currency")).to_contain_text("EUR")

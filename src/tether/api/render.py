@@ -35,6 +35,11 @@ def page(items: Iterable[Any], next_cursor: str | None = None) -> JSONResponse:
     return JSONResponse({"data": data_of(list(items)), "next_cursor": next_cursor})
 
 
+def listing(items: Iterable[Any], status: int = 200) -> JSONResponse:
+    """A whole list (not a page) as ``{"data": [...]}``."""
+    return JSONResponse({"data": data_of(list(items))}, status_code=status)
+
+
 def slice_page(items: list[Any], limit: int, cursor: str | None) -> JSONResponse:
     """A page of a list the service returns whole; the cursor is the offset of the next page."""
     offset = 0 if cursor is None else decode_cursor(cursor, int)[0]

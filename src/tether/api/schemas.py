@@ -49,6 +49,13 @@ class SessionCreate(_Request):
     context: JsonObject | None = None
     #: Seconds without activity before the session expires (default 30 days); null = never.
     ttl_seconds: Whole | None = Field(default=None, ge=1, le=limits.MAX_TTL)
+    #: The caller's own name for the session, unique among the caller's sessions.
+    external_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_EXTERNAL_KEY)
+    #: The app the session belongs to: its runs share that app's memory.
+    app: str | None = Field(default=None, min_length=1, max_length=limits.MAX_APP)
+    #: When external_key already names a session: reject (409 already_exists) or return that
+    #: session as it is (200; a new one is 201): a race-free get-or-create.
+    if_exists: Literal["reject", "return"] = "reject"
 
 
 class SessionUpdate(_Request):
@@ -56,12 +63,25 @@ class SessionUpdate(_Request):
     metadata: JsonObject | None = None
     context: JsonObject | None = None
     ttl_seconds: Whole | None = Field(default=None, ge=1, le=limits.MAX_TTL)
+    #: null takes the key off the session.
+    external_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_EXTERNAL_KEY)
+    #: null takes the session out of its app.
+    app: str | None = Field(default=None, min_length=1, max_length=limits.MAX_APP)
 
 
 class MessageCreate(_Request):
-    role: Literal["user", "assistant", "system", "tool"]
-    content: str = Field(max_length=limits.MAX_CONTENT)
+    #: Default: from the item when one is given, else user.
+    role: Literal["user", "assistant", "system", "tool"] | None = None
+    #: Required without an item; with one, its text by default.
+    content: str | None = Field(default=None, max_length=limits.MAX_CONTENT)
     metadata: JsonObject | None = None
+    #: A structured conversation item (any JSON object), returned exactly as given.
+    item: JsonObject | None = None
+
+
+class MessageBatch(_Request):
+    #: Appended in order, in one transaction, each with its message.added event.
+    messages: list[MessageCreate] = Field(min_length=1, max_length=limits.MAX_BATCH)
 
 
 # The goal and the fields of tether.core.run.RunOptions (tests/unit/test_run_options.py).
@@ -134,6 +154,8 @@ class Session(BaseModel):
     closed_at: datetime | None
     run_count: int
     usage: Usage
+    external_key: str | None
+    app: str | None
     #: When the session expires if nothing happens, or expired (null: no TTL, or closed).
     expires_at: datetime | None
 
@@ -177,6 +199,15 @@ class Message(BaseModel):
     created_at: datetime
     run_id: str | None
     metadata: JsonObject
+    #: The structured item the message carries, exactly as it was added.
+    item: JsonObject | None
+    #: When the message was popped or cleared (only listed with include_removed=true).
+    removed_at: datetime | None
+
+
+class MessagesCleared(BaseModel):
+    #: How many messages the clear took out of the conversation.
+    removed: int
 
 
 class Step(BaseModel):
@@ -231,6 +262,10 @@ class RunPage(BaseModel):
 class MessagePage(BaseModel):
     data: list[Message]
     next_cursor: str | None
+
+
+class MessageList(BaseModel):
+    data: list[Message]
 
 
 class StepPage(BaseModel):

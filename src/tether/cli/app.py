@@ -21,6 +21,7 @@ from rich.markup import escape
 from tether.core.errors import TetherError, UsageError
 from tether.runtime.facade import Tether
 from tether.runtime.facade import open as open_tether
+from tether.runtime.handles import SessionHandle
 from tether.runtime.settings import RuntimeSettings
 from tether.store.factory import DEFAULT_DB, check_url, is_postgres, sqlite_path
 
@@ -58,6 +59,13 @@ OwnerOption = Annotated[
         "--owner",
         envvar="TETHER_OWNER",
         help="Whose sessions to see in the database (with --url, the API key decides).",
+    ),
+]
+KeyOption = Annotated[
+    bool,
+    typer.Option(
+        "--key",
+        help="SESSION is the session's external key (your own name for it), not its id.",
     ),
 ]
 DEFAULT_OWNER = RuntimeSettings().owner
@@ -190,3 +198,9 @@ def _from_command_line(ctx: typer.Context, name: str) -> bool:
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
+
+
+def find_session(tt: Tether, session: str, by_key: bool) -> SessionHandle:
+    """The session named on the command line: by its id, or by its external key with --key
+    (never one for the other)."""
+    return tt.sessions.get(key=session) if by_key else tt.sessions.get(session)

@@ -11,14 +11,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from tether.cli import render
 from tether.cli.app import (
     DbOption,
     JsonOption,
+    KeyOption,
     Target,
     console,
     err_console,
+    find_session,
     finite,
     handles_errors,
     open_db,
@@ -119,13 +122,19 @@ def sessions_list(
     target: Target,
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="active, closed or expired")] = None,
+    query: Annotated[
+        str | None, typer.Option(help="Text in the title, the metadata or the external key.")
+    ] = None,
+    app_name: Annotated[
+        str | None, typer.Option("--app", help="Only sessions of this app.")
+    ] = None,
     limit: Annotated[
         int, typer.Option(min=1, max=1000, help="At most this many, newest activity first.")
     ] = 50,
 ) -> None:
     """List sessions, newest activity first."""
     with target.open() as tt:
-        sessions = tt.sessions.list(status=status, limit=limit)
+        sessions = tt.sessions.list(status=status, query=query, app=app_name, limit=limit)
         if json:
             print_json({"data": to_data(list(sessions))})
         else:
@@ -137,12 +146,13 @@ def sessions_list(
 @with_target
 def sessions_show(
     target: Target,
-    session_id: str,
+    session: Annotated[str, typer.Argument(help="The session's id (or its key, with --key).")],
+    key: KeyOption = False,
     json: JsonOption = False,
 ) -> None:
     """Show a session: its runs with their steps and tool calls, and its memory."""
     with target.open() as tt:
-        report = session_report(tt, session_id)
+        report = session_report(tt, find_session(tt, session, key).id)
         if json:
             print_json(report.to_data())
         else:
@@ -154,12 +164,53 @@ def sessions_show(
 @with_target
 def sessions_close(
     target: Target,
-    session_id: str,
+    session: Annotated[str, typer.Argument(help="The session's id (or its key, with --key).")],
+    key: KeyOption = False,
     json: JsonOption = False,
 ) -> None:
     """Close a session (its unfinished runs are cancelled); closing twice is harmless."""
     with target.open() as tt:
-        _print_outcome("session", tt.sessions.get(session_id).close(), json)
+        _print_outcome("session", find_session(tt, session, key).close(), json)
+
+
+@sessions_app.command("messages")
+@handles_errors
+@with_target
+def sessions_messages(
+    target: Target,
+    session: Annotated[str, typer.Argument(help="The session's id (or its key, with --key).")],
+    key: KeyOption = False,
+    tail: Annotated[
+        int, typer.Option(min=1, max=1_000_000, help="How many of the newest messages.")
+    ] = 20,
+    before: Annotated[
+        int | None, typer.Option(min=1, help="Only messages before this seq (the N before it).")
+    ] = None,
+    everything: Annotated[
+        bool, typer.Option("--all", help="The whole conversation instead of its tail.")
+    ] = False,
+    include_removed: Annotated[
+        bool, typer.Option("--include-removed", help="Also popped and cleared messages (--all).")
+    ] = False,
+    json: JsonOption = False,
+) -> None:
+    """Show a session's conversation: its newest messages (oldest of them first), or all."""
+    if include_removed and not everything:
+        raise typer.BadParameter(
+            "--include-removed goes with --all", param_hint="--include-removed"
+        )
+    if everything and before is not None:
+        raise typer.BadParameter("--before reads a tail: not with --all", param_hint="--before")
+    with target.open() as tt:
+        handle = find_session(tt, session, key)
+        if everything:
+            messages = handle.messages.list(include_removed=include_removed)
+        else:
+            messages = handle.messages.tail(tail, before=before)
+        if json:
+            print_json({"data": to_data(messages)})
+        else:
+            console.print(render.messages_table(messages))
 
 
 @runs_app.command("list")
@@ -167,13 +218,14 @@ def sessions_close(
 @with_target
 def runs_list(
     target: Target,
-    session_id: str,
+    session: Annotated[str, typer.Argument(help="The session's id (or its key, with --key).")],
+    key: KeyOption = False,
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
 ) -> None:
     """List the runs of a session, Run 1 first."""
     with target.open() as tt:
-        runs = tt.sessions.get(session_id).runs.list(status=status)
+        runs = find_session(tt, session, key).runs.list(status=status)
         if json:
             print_json({"data": to_data(list(runs))})
         else:
@@ -376,7 +428,10 @@ def main() -> None:
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         err_console.print(
-            f"[bold red]error:[/] {message}{hint}", highlight=False, soft_wrap=True, markup=True
+            f"[bold red]error:[/] {escape(message + hint)}",
+            highlight=False,
+            soft_wrap=True,
+            markup=True,
         )
         sys.exit(getattr(exc, "exit_code", 2))
     sys.exit(code if isinstance(code, int) else 0)

@@ -13,6 +13,7 @@ from rich.tree import Tree
 
 from tether.cli.report import RunReport, SessionReport
 from tether.core.memory import MemoryItem
+from tether.core.message import Message
 from tether.core.run import Run
 from tether.core.session import Session
 from tether.core.step import Step, StepKind
@@ -133,6 +134,10 @@ def session_tree(report: SessionReport, now: datetime) -> Tree:
         f"  expires {expires(s, now)}  runs={s.run_count}",
         style="dim",
     )
+    if s.external_key is not None or s.app is not None:
+        named = [f"key={s.external_key!r}"] if s.external_key is not None else []
+        named += [f"app={s.app}"] if s.app is not None else []
+        label.append("\n  " + "  ".join(named), style="dim")
     tree = Tree(label)
     for run in report.runs:
         run_tree(run, tree)
@@ -164,6 +169,12 @@ def session_view(report: SessionReport, now: datetime) -> Group:
     parts.append(
         memory_table("User memory (all of this owner's sessions)", report.user_memory, runs)
     )
+    if report.session.app is not None:
+        parts.append(
+            memory_table(
+                f"App memory (every session of app {report.session.app})", report.app_memory, runs
+            )
+        )
     tally: dict[str, int] = {}
     for step in report.tool_calls:
         tally[step.name] = tally.get(step.name, 0) + 1
@@ -192,11 +203,13 @@ def add_columns(table: Table, *names: str) -> None:
 
 def sessions_table(sessions: list[Session], now: datetime) -> Table:
     table = Table(title="Sessions", title_justify="left")
-    add_columns(table, "id", "title", "status", "runs", "last activity", "expires")
+    add_columns(table, "id", "key", "title", "app", "status", "runs", "last activity", "expires")
     for s in sessions:
         table.add_row(
             s.id,
+            Text(s.external_key or ""),
             s.title or "",
+            Text(s.app or ""),
             status(s.status.value),
             str(s.run_count),
             when(s.last_activity_at),
@@ -219,4 +232,19 @@ def runs_table(runs: list[Run]) -> Table:
             seconds(r.duration_seconds),
             short(f"{r.error.type}: {r.error.message}", 50) if r.error else "",
         )
+    return table
+
+
+def messages_table(messages: list[Message]) -> Table:
+    """Messages of a conversation: seq, role, text (a structured item's type), when."""
+    table = Table(title="Messages", title_justify="left")
+    add_columns(table, "seq", "role", "content", "item", "at")
+    for m in messages:
+        kind = "" if m.item is None else str(m.item.get("type", "object"))
+        text = Text(short(m.content, 100))
+        if m.removed_at is not None:
+            text.stylize("strike dim")
+        table.add_row(str(m.seq), m.role.value, text, kind, when(m.created_at))
+    if not messages:
+        table.add_row("—", "", "(no messages)", "", "")
     return table

@@ -39,6 +39,8 @@ class SessionReport:
     runs: list[RunReport] = field(default_factory=list)
     memory: list[MemoryItem] = field(default_factory=list)
     user_memory: list[MemoryItem] = field(default_factory=list)
+    #: The memory of the session's app (empty when it belongs to none).
+    app_memory: list[MemoryItem] = field(default_factory=list)
     tool_calls: list[Step] = field(default_factory=list)
 
     def to_data(self) -> dict[str, Any]:
@@ -49,6 +51,7 @@ class SessionReport:
             "memory": {
                 "session": to_data(self.memory),
                 "user": to_data(self.user_memory),
+                "app": to_data(self.app_memory),
                 "runs": {r.run.id: to_data(r.memory) for r in self.runs},
             },
             "tool_calls": to_data(self.tool_calls),
@@ -72,5 +75,6 @@ def session_report(tt: Tether, session_id: str) -> SessionReport:
         runs=[run_report(tt, run) for run in handle.runs.list()],
         memory=tt._call(tt.backend.list_session_memory(session_id)),
         user_memory=tt._call(tt.backend.list_user_memory()),
+        app_memory=[] if handle.app is None else tt._call(tt.backend.list_app_memory(handle.app)),
         tool_calls=handle.tool_calls(),
     )

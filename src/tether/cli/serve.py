@@ -16,6 +16,7 @@ from tether.api.settings import ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.core import hosts
+from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
 from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import is_postgres, open_store, redact_url, sqlite_path
@@ -145,6 +146,10 @@ def serve(
     metrics_token: MetricsTokenOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
+    try:
+        from tether.api.server import serve as run
+    except ModuleNotFoundError as exc:
+        raise MissingExtra("tether serve", "server", exc.name) from exc
     extra_hosts = allowed_hosts(allowed_host or [], host)
     loopback = is_loopback(host)
     if no_auth and not loopback:
@@ -166,7 +171,6 @@ def serve(
             "`tether keys create --owner NAME --db %s` (or serve with --no-auth)",
             shown,
         )
-    from tether.api.server import serve as run
     from tether.config import import_agents, model_catalog
 
     import_agents(agents)

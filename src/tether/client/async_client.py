@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json as jsonlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import quote
@@ -17,7 +17,7 @@ from tether.core.clock import Clock, SystemClock, to_iso
 from tether.core.errors import ServerUnreachable, TetherError, UsageError
 from tether.core.event import Event
 from tether.core.memory import MemoryItem
-from tether.core.message import Message, Role
+from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Run, RunOptionFields, RunOptions
 from tether.core.serde import from_data, to_data
@@ -89,6 +89,20 @@ class AsyncClient:
         timeout: float | None = None,
     ) -> Any:
         """Send one request; the decoded JSON answer (None for 204) or tether's error."""
+        _, answer = await self.exchange(method, path, params=params, json=json, timeout=timeout)
+        return answer
+
+    async def exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = UNSET,
+        timeout: float | None = None,
+    ) -> tuple[int, Any]:
+        """Send one request; its status code and decoded JSON answer (None for 204), or
+        tether's error."""
         try:
             response = await self.http.request(
                 method,
@@ -104,9 +118,9 @@ class AsyncClient:
         if response.status_code >= 400:
             raise errors.from_response(response)
         if response.status_code == 204:
-            return None
+            return 204, None
         try:
-            return response.json()
+            return response.status_code, response.json()
         except ValueError:
             raise TetherError(
                 f"{self.url} answered {method} {path} with something other than JSON: "
@@ -138,17 +152,35 @@ class AsyncClient:
         context: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         session_id: str | None = None,
+        external_key: str | None = None,
+        app: str | None = None,
     ) -> Session:
-        body: dict[str, Any] = {"title": title, "metadata": metadata, "context": context}
-        body = {k: v for k, v in body.items() if v is not None}
-        if ttl_seconds is not UNSET:
-            body["ttl_seconds"] = ttl_seconds
+        body = _session_body(title, metadata, context, ttl_seconds, external_key, app)
         if session_id is not None:
             body["id"] = session_id
         return from_data(Session, await self.request("POST", "/v1/sessions", json=body))
 
+    async def get_or_create_session(
+        self,
+        external_key: str,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ttl_seconds: int | Unset | None = UNSET,
+        app: str | None = None,
+    ) -> tuple[Session, bool]:
+        body = _session_body(title, metadata, context, ttl_seconds, external_key, app)
+        body["if_exists"] = "return"
+        status, answer = await self.exchange("POST", "/v1/sessions", json=body)
+        return from_data(Session, answer), status == 201
+
     async def get_session(self, session_id: str) -> Session:
         return from_data(Session, await self.request("GET", f"/v1/sessions/{_seg(session_id)}"))
+
+    async def get_session_by_key(self, external_key: str) -> Session:
+        answer = await self.request("GET", "/v1/sessions/by-key", params={"key": external_key})
+        return from_data(Session, answer)
 
     async def list_sessions(
         self,
@@ -156,6 +188,8 @@ class AsyncClient:
         status: SessionStatus | str | None = None,
         query: str | None = None,
         metadata: dict[str, Any] | None = None,
+        app: str | None = None,
+        key_prefix: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page[Session]:
@@ -165,6 +199,8 @@ class AsyncClient:
             status=status or None,
             query=query or None,
             metadata=jsonlib.dumps(metadata) if metadata else None,
+            app=app or None,
+            key_prefix=key_prefix or None,
             limit=limit,
             cursor=cursor,
         )
@@ -177,12 +213,16 @@ class AsyncClient:
         metadata: dict[str, Any] | Unset = UNSET,
         context: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | Unset | None = UNSET,
+        app: str | Unset | None = UNSET,
     ) -> Session:
         given = {
             "title": title,
             "metadata": metadata,
             "context": context,
             "ttl_seconds": ttl_seconds,
+            "external_key": external_key,
+            "app": app,
         }
         body = {k: v for k, v in given.items() if v is not UNSET}
         path = f"/v1/sessions/{_seg(session_id)}"
@@ -200,22 +240,53 @@ class AsyncClient:
     async def add_message(
         self,
         session_id: str,
-        role: Role | str,
-        content: str,
+        role: Role | str | None = None,
+        content: str | None = None,
         *,
         metadata: dict[str, Any] | None = None,
+        item: dict[str, Any] | None = None,
     ) -> Message:
-        body: dict[str, Any] = {"role": _value(role), "content": content}
-        if metadata:
-            body["metadata"] = metadata
+        body = _message_body(role, content, metadata, item)
         path = f"/v1/sessions/{_seg(session_id)}/messages"
         return from_data(Message, await self.request("POST", path, json=body))
 
+    async def add_messages(
+        self, session_id: str, messages: Iterable[Mapping[str, Any] | NewMessage]
+    ) -> list[Message]:
+        given = limits.batch(messages)  # refused here as the server would (and before sending)
+        body = {"messages": [_message_body(m.role, m.content, m.metadata, m.item) for m in given]}
+        path = f"/v1/sessions/{_seg(session_id)}/messages/batch"
+        answer = await self.request("POST", path, json=body)
+        return [from_data(Message, d) for d in answer["data"]]
+
     async def list_messages(
-        self, session_id: str, *, limit: int = 100, cursor: str | None = None
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        cursor: str | None = None,
+        newest_first: bool = False,
+        before_seq: int | None = None,
+        include_removed: bool = False,
     ) -> Page[Message]:
         path = f"/v1/sessions/{_seg(session_id)}/messages"
-        return await self._page(Message, path, limit=limit, cursor=cursor)
+        return await self._page(
+            Message,
+            path,
+            limit=limit,
+            cursor=cursor,
+            order="desc" if newest_first else None,
+            before=before_seq,
+            include_removed=include_removed,
+        )
+
+    async def pop_message(self, session_id: str) -> Message | None:
+        answer = await self.request("POST", f"/v1/sessions/{_seg(session_id)}/messages/pop")
+        return None if answer is None else from_data(Message, answer)
+
+    async def clear_messages(self, session_id: str) -> int:
+        answer = await self.request("POST", f"/v1/sessions/{_seg(session_id)}/messages/clear")
+        return int(answer["removed"])
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -375,6 +446,23 @@ class AsyncClient:
         path = f"/v1/users/me/memory/{_seg(key)}"
         await self.request("DELETE", path, params=_params(namespace=list(namespace) or None))
 
+    def _app_memory(self, app: str, key: str = "") -> str:
+        base = f"/v1/apps/{_seg(app)}/memory"
+        return f"{base}/{_seg(key)}" if key else base
+
+    async def list_app_memory(self, app: str) -> list[MemoryItem]:
+        return await self._everything(MemoryItem, self._app_memory(app))
+
+    async def get_app_memory(self, app: str, key: str) -> MemoryItem:
+        return from_data(MemoryItem, await self.request("GET", self._app_memory(app, key)))
+
+    async def set_app_memory(self, app: str, key: str, value: Any) -> MemoryItem:
+        path = self._app_memory(app, key)
+        return from_data(MemoryItem, await self.request("PUT", path, json={"value": value}))
+
+    async def delete_app_memory(self, app: str, key: str) -> None:
+        await self.request("DELETE", self._app_memory(app, key))
+
     # -- context and events --------------------------------------------------------------------
 
     async def get_context(
@@ -419,6 +507,40 @@ if TYPE_CHECKING:
 
     def _client_is_a_backend(client: AsyncClient) -> Backend:
         return client
+
+
+def _session_body(
+    title: str | None,
+    metadata: dict[str, Any] | None,
+    context: dict[str, Any] | None,
+    ttl_seconds: int | Unset | None,
+    external_key: str | None,
+    app: str | None,
+) -> dict[str, Any]:
+    given: dict[str, Any] = {
+        "title": title,
+        "metadata": metadata,
+        "context": context,
+        "external_key": external_key,
+        "app": app,
+    }
+    body = {k: v for k, v in given.items() if v is not None}
+    if ttl_seconds is not UNSET:
+        body["ttl_seconds"] = ttl_seconds
+    return body
+
+
+def _message_body(
+    role: Role | str | None,
+    content: str | None,
+    metadata: dict[str, Any] | None,
+    item: dict[str, Any] | None,
+) -> dict[str, Any]:
+    given = {"role": _value(role) or None, "content": content, "metadata": metadata or None}
+    body = {k: v for k, v in given.items() if v is not None}
+    if item is not None:
+        body["item"] = item
+    return body
 
 
 def _checked_url(url: str) -> str:

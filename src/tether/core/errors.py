@@ -46,6 +46,21 @@ class PayloadTooLarge(UsageError):
     http_status = 413
 
 
+class MissingExtra(TetherError):
+    """This part of tether needs optional packages that are not installed."""
+
+    code = "missing_extra"
+    http_status = 501
+
+    def __init__(self, feature: str, extra: str, missing: str | None = None) -> None:
+        found = f" (no module named {missing!r})" if missing else ""
+        super().__init__(
+            f"{feature} needs tether[{extra}]: pip install 'tether[{extra}]'{found}",
+            extra=extra,
+        )
+        self.extra = extra
+
+
 class Unauthorized(TetherError):
     """A valid API key is required."""
 
@@ -221,6 +236,7 @@ _ATTRIBUTES = {
     NotFound: {"kind": "kind", "ident": "id"},
     SessionBusy: {"active_run_id": "active_run_id"},
     InvalidTransition: {"current": "current", "target": "target"},
+    MissingExtra: {"extra": "extra"},
 }
 
 

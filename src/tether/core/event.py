@@ -25,6 +25,9 @@ class EventType(StrEnum):
     SESSION_CLOSED = "session.closed"  #: payload: session
     SESSION_EXPIRED = "session.expired"  #: payload: session
     MESSAGE_ADDED = "message.added"  #: payload: message
+    MESSAGE_REMOVED = "message.removed"  #: payload: message_id, seq (the newest one, popped)
+    #: payload: after_seq, through_seq, removed (the messages in that range still there)
+    MESSAGES_CLEARED = "messages.cleared"
     RUN_CREATED = "run.created"  #: payload: run, if_busy
     RUN_STARTED = "run.started"  #: payload: run
     RUN_WAITING = "run.waiting"  #: payload: run (its waiting_for says what for)

@@ -1,4 +1,4 @@
-"""Memory items in three scopes: a run's working memory, the session's, and the user's."""
+"""Memory items in four scopes: a run's working memory, the session's, the user's and the app's."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ class MemoryScope(StrEnum):
     RUN = "run"  #: working memory of one run; visible to that run only
     SESSION = "session"  #: facts every run of the session sees
     USER = "user"  #: facts about the owner, across all of the owner's sessions
+    APP = "app"  #: shared by every session of one app of the owner (Session.app)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,8 @@ class MemoryItem:
     """One remembered fact."""
 
     scope: MemoryScope
-    #: The run id, session id or owner the item belongs to.
+    #: The run id, session id, owner or app name the item belongs to (an app's items also
+    #: belong to one owner: two owners' apps of the same name share nothing).
     scope_id: str
     key: str
     value: Any

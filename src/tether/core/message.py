@@ -33,3 +33,19 @@ class Message:
     run_id: str | None = None
     #: e.g. {"tool_calls": [...]} on an assistant message, {"tool_call_id": …} on a tool result.
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: A structured conversation item (any JSON object, e.g. a Responses-API item), kept
+    #: exactly as it was added; role and content are what it shows as (see core.items).
+    item: dict[str, Any] | None = None
+    #: When the message was taken out of the conversation (popped or cleared); None while it
+    #: is in it. Removed messages are kept for the audit trail, and read only when asked for.
+    removed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message to append: what the caller gives, checked (see runtime.limits)."""
+
+    role: Role
+    content: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    item: dict[str, Any] | None = None

@@ -33,6 +33,11 @@ class Session:
     closed_at: datetime | None = None
     run_count: int = 0
     usage: Usage = ZERO_USAGE
+    #: The caller's own name for the session (e.g. a framework's session id), unique among
+    #: the owner's sessions; looked up only where a key is asked for, never as an id.
+    external_key: str | None = None
+    #: The application the session belongs to: its runs see that app's memory.
+    app: str | None = None
 
     @property
     def expires_at(self) -> datetime | None:

@@ -11,16 +11,16 @@ awaited instead of blocking — for programs that already run an event loop.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
 
 from tether.core.clock import Clock
-from tether.core.errors import NotFound
+from tether.core.errors import NotFound, UsageError
 from tether.core.event import Event
 from tether.core.memory import MemoryItem
-from tether.core.message import Message, Role
+from tether.core.message import Message, NewMessage, Role
 from tether.core.run import Run, RunOptionFields, RunOptions
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
@@ -63,6 +63,10 @@ class AsyncTether:
         self.sessions = AsyncSessions(self)
         self.runs = AsyncRuns(self)
         self.user_memory = AsyncUserMemory(self)
+
+    def app_memory(self, app: str) -> AsyncAppMemory:
+        """The memory every session of app shares (this owner's app only)."""
+        return AsyncAppMemory(self, limits.app(app) or "")
 
     async def start(self) -> AsyncTether:
         """Start the embedded worker (if any) on the running loop."""
@@ -125,27 +129,65 @@ class AsyncSessions:
         metadata: dict[str, Any] | None = None,
         context: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | None = None,
+        app: str | None = None,
     ) -> AsyncSessionHandle:
+        """Open a session (as ``tether.open(...).sessions.create``)."""
         session = await self._tt.backend.create_session(
-            title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
+            title=title,
+            metadata=metadata,
+            context=context,
+            ttl_seconds=ttl_seconds,
+            external_key=external_key,
+            app=app,
         )
         return _bind(AsyncSessionHandle, session, self._tt)
 
-    async def get(self, session_id: str) -> AsyncSessionHandle:
-        return _bind(AsyncSessionHandle, await self._tt.backend.get_session(session_id), self._tt)
+    async def get_or_create(
+        self,
+        key: str,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ttl_seconds: int | Unset | None = UNSET,
+        app: str | None = None,
+    ) -> AsyncSessionHandle:
+        """The session your external key names, created with the other fields if there is
+        none; race-free across processes."""
+        session, _ = await self._tt.backend.get_or_create_session(
+            key, title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds, app=app
+        )
+        return _bind(AsyncSessionHandle, session, self._tt)
+
+    async def get(
+        self, session_id: str | None = None, *, key: str | None = None
+    ) -> AsyncSessionHandle:
+        """A session by its id, or (``key=``) by its external key: one or the other."""
+        if (session_id is None) == (key is None):
+            raise UsageError("give either a session id or key= (one of the two)")
+        if session_id is not None:
+            session = await self._tt.backend.get_session(session_id)
+        else:
+            session = await self._tt.backend.get_session_by_key(key or "")
+        return _bind(AsyncSessionHandle, session, self._tt)
 
     async def list(
         self,
         *,
         status: SessionStatus | str | None = None,
         query: str | None = None,
+        app: str | None = None,
+        key_prefix: str | None = None,
         limit: int | None = 100,
     ) -> list[AsyncSessionHandle]:
         """Sessions, newest activity first (at most limit; None = all)."""
         backend = self._tt.backend
 
         async def fetch(cursor: str | None) -> Any:
-            return await backend.list_sessions(status=status, query=query, limit=100, cursor=cursor)
+            return await backend.list_sessions(
+                status=status, query=query, app=app, key_prefix=key_prefix, limit=100, cursor=cursor
+            )
 
         return [_bind(AsyncSessionHandle, s, self._tt) for s in await _all_pages(fetch, limit)]
 
@@ -169,6 +211,13 @@ class AsyncSessionHandle(Session):
     @property
     def memory(self) -> AsyncSessionMemory:
         return AsyncSessionMemory(self._tt, self.id)
+
+    @property
+    def app_memory(self) -> AsyncAppMemory:
+        """The memory every session of this session's app shares (UsageError without an app)."""
+        if self.app is None:
+            raise UsageError(f"session {self.id} belongs to no app (give it one: app=…)")
+        return AsyncAppMemory(self._tt, self.app)
 
     @property
     def runs(self) -> AsyncSessionRuns:
@@ -227,9 +276,17 @@ class AsyncSessionHandle(Session):
         metadata: dict[str, Any] | Unset = UNSET,
         context: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | Unset | None = UNSET,
+        app: str | Unset | None = UNSET,
     ) -> AsyncSessionHandle:
         session = await self._tt.backend.update_session(
-            self.id, title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
+            self.id,
+            title=title,
+            metadata=metadata,
+            context=context,
+            ttl_seconds=ttl_seconds,
+            external_key=external_key,
+            app=app,
         )
         return _bind(AsyncSessionHandle, session, self._tt)
 
@@ -276,16 +333,62 @@ class AsyncSessionMessages:
         self._tt = tt
         self._session_id = session_id
 
-    async def add(self, role: Role | str, content: str, **metadata: Any) -> Message:
+    async def add(
+        self,
+        role: Role | str | None = None,
+        content: str | None = None,
+        *,
+        item: dict[str, Any] | None = None,
+        **metadata: Any,
+    ) -> Message:
+        """Append a message; item is a structured item kept exactly (see the sync twin)."""
         return await self._tt.backend.add_message(
-            self._session_id, role, content, metadata=metadata
+            self._session_id, role, content, metadata=metadata, item=item
         )
 
-    async def list(self) -> list[Message]:
+    async def add_many(self, messages: Iterable[Mapping[str, Any] | NewMessage]) -> list[Message]:
+        """Append messages in one transaction, each with its event."""
+        return await self._tt.backend.add_messages(self._session_id, messages)
+
+    async def tail(self, n: int = 50, *, before: int | None = None) -> list[Message]:
+        """The newest n messages (before seq before, if given), oldest first."""
+        wanted = limits.positive_int("n", n, 2**62)
+        newest: list[Message] = []
+        cursor = None
+        while len(newest) < wanted:
+            page = await self._tt.backend.list_messages(
+                self._session_id,
+                limit=min(wanted - len(newest), limits.MAX_PAGE),
+                cursor=cursor,
+                newest_first=True,
+                before_seq=before,
+            )
+            newest.extend(page.data)
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        newest.reverse()
+        return newest
+
+    async def pop(self) -> Message | None:
+        """Take the newest message out of the conversation (audited); it, or None."""
+        return await self._tt.backend.pop_message(self._session_id)
+
+    async def clear(self) -> int:
+        """Take every message out of the conversation (audited); how many."""
+        return await self._tt.backend.clear_messages(self._session_id)
+
+    async def list(self, *, include_removed: bool = False) -> list[Message]:
+        """The whole conversation, oldest first."""
         backend = self._tt.backend
 
         async def fetch(cursor: str | None) -> Any:
-            return await backend.list_messages(self._session_id, limit=1000, cursor=cursor)
+            return await backend.list_messages(
+                self._session_id,
+                limit=limits.MAX_PAGE,
+                cursor=cursor,
+                include_removed=include_removed,
+            )
 
         return await _all_pages(fetch)
 
@@ -375,6 +478,29 @@ class AsyncUserMemory:
 
     async def delete(self, key: str) -> None:
         await self._tt.backend.delete_user_memory(key)
+
+
+class AsyncAppMemory:
+    """Memory every session of one of the owner's apps shares."""
+
+    def __init__(self, tt: AsyncTether, app: str) -> None:
+        self._tt = tt
+        self.app = app
+
+    async def items(self) -> list[MemoryItem]:
+        return await self._tt.backend.list_app_memory(self.app)
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return (await self._tt.backend.get_app_memory(self.app, key)).value
+        except NotFound:
+            return default
+
+    async def set(self, key: str, value: Any) -> MemoryItem:
+        return await self._tt.backend.set_app_memory(self.app, key, value)
+
+    async def delete(self, key: str) -> None:
+        await self._tt.backend.delete_app_memory(self.app, key)
 
 
 class AsyncRunMemory:

@@ -7,14 +7,14 @@ both implementations against it (see the end of this module and ``tether.client`
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from tether.core.clock import Clock
 from tether.core.event import Event
 from tether.core.memory import MemoryItem
-from tether.core.message import Message, Role
+from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Run, RunOptionFields, RunOptions
 from tether.core.session import Session
@@ -42,9 +42,24 @@ class Backend(Protocol):
         context: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         session_id: str | None = None,
+        external_key: str | None = None,
+        app: str | None = None,
     ) -> Session: ...
 
+    async def get_or_create_session(
+        self,
+        external_key: str,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ttl_seconds: int | Unset | None = UNSET,
+        app: str | None = None,
+    ) -> tuple[Session, bool]: ...
+
     async def get_session(self, session_id: str) -> Session: ...
+
+    async def get_session_by_key(self, external_key: str) -> Session: ...
 
     async def list_sessions(
         self,
@@ -52,6 +67,8 @@ class Backend(Protocol):
         status: SessionStatus | str | None = None,
         query: str | None = None,
         metadata: dict[str, Any] | None = None,
+        app: str | None = None,
+        key_prefix: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page[Session]: ...
@@ -64,6 +81,8 @@ class Backend(Protocol):
         metadata: dict[str, Any] | Unset = UNSET,
         context: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | Unset | None = UNSET,
+        app: str | Unset | None = UNSET,
     ) -> Session: ...
 
     async def close_session(self, session_id: str) -> Session: ...
@@ -75,15 +94,31 @@ class Backend(Protocol):
     async def add_message(
         self,
         session_id: str,
-        role: Role | str,
-        content: str,
+        role: Role | str | None = None,
+        content: str | None = None,
         *,
         metadata: dict[str, Any] | None = None,
+        item: dict[str, Any] | None = None,
     ) -> Message: ...
 
+    async def add_messages(
+        self, session_id: str, messages: Iterable[Mapping[str, Any] | NewMessage]
+    ) -> list[Message]: ...
+
     async def list_messages(
-        self, session_id: str, *, limit: int = 100, cursor: str | None = None
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        cursor: str | None = None,
+        newest_first: bool = False,
+        before_seq: int | None = None,
+        include_removed: bool = False,
     ) -> Page[Message]: ...
+
+    async def pop_message(self, session_id: str) -> Message | None: ...
+
+    async def clear_messages(self, session_id: str) -> int: ...
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -161,6 +196,14 @@ class Backend(Protocol):
     ) -> MemoryItem: ...
 
     async def delete_user_memory(self, key: str, *, namespace: tuple[str, ...] = ()) -> None: ...
+
+    async def list_app_memory(self, app: str) -> list[MemoryItem]: ...
+
+    async def get_app_memory(self, app: str, key: str) -> MemoryItem: ...
+
+    async def set_app_memory(self, app: str, key: str, value: Any) -> MemoryItem: ...
+
+    async def delete_app_memory(self, app: str, key: str) -> None: ...
 
     # -- context and events --------------------------------------------------------------------
 

@@ -1,9 +1,11 @@
 """Assemble the context a run starts from, within a token budget, at a cost that does not grow
 with the length of the session.
 
-Parts, in order of priority: the project context, session memory, user memory, summaries of
-earlier runs, recent tool calls, and the newest conversation messages that still fit (a tool call
-and its results are kept or dropped together). Every read is bounded by an index and a limit.
+Parts, in order of priority: the project context, session memory, user memory, the memory of the
+session's app, summaries of earlier runs, recent tool calls, and the newest conversation messages
+that still fit (a tool call and its results are kept or dropped together; a message carrying a
+structured item reads as its role and text, a ``function_call`` item as a tool call and its
+``*_output`` as the result). Every read is bounded by an index and a limit.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from tether.core.clock import to_iso
+from tether.core.items import item_tool_call, item_tool_call_id
 from tether.core.memory import MemoryScope
 from tether.core.message import Message, Role
 from tether.core.run import Run
@@ -78,13 +81,18 @@ async def assemble_context(
     part_cap = budget.used
     session_memory: list[dict[str, Any]] = []
     user_memory: list[dict[str, Any]] = []
+    app_memory: list[dict[str, Any]] = []
     memory_cap = part_cap + int(budget_tokens * _SHARES["memory"])
-    scopes = (
+    scopes = [
         (MemoryScope.SESSION, session.id, session_memory),
         (MemoryScope.USER, session.owner, user_memory),
-    )
+    ]
+    if session.app is not None:
+        scopes.append((MemoryScope.APP, session.app, app_memory))
     for scope, scope_id, bucket in scopes:
-        items = await store.list_memory(scope=scope, scope_id=scope_id, limit=_MAX_MEMORY_ITEMS)
+        items = await store.list_memory(
+            scope=scope, scope_id=scope_id, limit=_MAX_MEMORY_ITEMS, owner=session.owner
+        )
         for item in items:
             entry = {"key": item.key, "value": _snip(item.value)}
             if item.namespace:
@@ -134,6 +142,7 @@ async def assemble_context(
         "project": project,
         "session_memory": session_memory,
         "user_memory": user_memory,
+        "app_memory": app_memory,
         "earlier_runs": earlier,
         "recent_tool_calls": recent_tools,
         "messages": messages,
@@ -172,6 +181,16 @@ def _tool_summary(step: Step) -> dict[str, Any]:
 
 def _message_entry(message: Message) -> dict[str, Any]:
     entry: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    item = message.item
+    if item is not None:
+        if isinstance(item.get("type"), str):
+            entry["type"] = item["type"]
+        call = item_tool_call(item)
+        if call is not None:
+            entry["tool_calls"] = [call]
+        call_id = item_tool_call_id(item)
+        if call_id is not None:
+            entry["tool_call_id"] = call_id
     for key in ("tool_calls", "tool_call_id", "name"):
         if key in message.metadata:
             entry[key] = message.metadata[key]

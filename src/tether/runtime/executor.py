@@ -243,6 +243,10 @@ class Executor:
             ),
             MemoryScope.USER: await store.list_memory(scope=MemoryScope.USER, scope_id=run.owner),
         }
+        if session.app is not None:
+            memory[MemoryScope.APP] = await store.list_memory(
+                scope=MemoryScope.APP, scope_id=session.app, owner=run.owner
+            )
         return RunContext(
             tools=ToolRegistry(self._agents.tools(run.agent)),
             store=store,

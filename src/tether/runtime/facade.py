@@ -52,6 +52,11 @@ class Tether:
         self.runs = Runs(self)
         self.user_memory = UserMemory(self)
 
+    def app_memory(self, app: str) -> AppMemory:
+        """The memory every session of app shares (this owner's app: another owner's app of
+        the same name shares nothing with it)."""
+        return AppMemory(self, limits.app(app) or "")
+
     @property
     def service(self) -> Backend:
         """The backend (a Service on a local database, an AsyncClient over HTTP)."""
@@ -156,33 +161,83 @@ class Sessions:
         metadata: dict[str, Any] | None = None,
         context: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | None = None,
+        app: str | None = None,
     ) -> SessionHandle:
-        """Open a session (TTL 30 days unless given; None = never expires)."""
+        """Open a session (TTL 30 days unless given; None = never expires). external_key is
+        your own name for it (unique among your sessions); app, the app whose memory its runs
+        share."""
         s = self._tt._call(
             self._tt.backend.create_session(
-                title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
+                title=title,
+                metadata=metadata,
+                context=context,
+                ttl_seconds=ttl_seconds,
+                external_key=external_key,
+                app=app,
             )
         )
         return SessionHandle.bind(s, self._tt)
 
-    def get(self, session_id: str) -> SessionHandle:
-        return SessionHandle.bind(
-            self._tt._call(self._tt.backend.get_session(session_id)), self._tt
+    def get_or_create(
+        self,
+        key: str,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ttl_seconds: int | Unset | None = UNSET,
+        app: str | None = None,
+    ) -> SessionHandle:
+        """The session your external key names, created with the other fields if there is
+        none; race-free across processes (two creating one key at once get one session)."""
+        s, _ = self._tt._call(
+            self._tt.backend.get_or_create_session(
+                key,
+                title=title,
+                metadata=metadata,
+                context=context,
+                ttl_seconds=ttl_seconds,
+                app=app,
+            )
         )
+        return SessionHandle.bind(s, self._tt)
+
+    def get(self, session_id: str | None = None, *, key: str | None = None) -> SessionHandle:
+        """A session by its id, or (``key=``) by its external key: one or the other, never
+        guessed, so a key that looks like an id never finds another session."""
+        if (session_id is None) == (key is None):
+            raise UsageError("give either a session id or key= (one of the two)")
+        found = (
+            self._tt.backend.get_session(session_id)
+            if session_id is not None
+            else self._tt.backend.get_session_by_key(key or "")
+        )
+        return SessionHandle.bind(self._tt._call(found), self._tt)
 
     def list(
         self,
         *,
         status: SessionStatus | str | None = None,
         query: str | None = None,
+        app: str | None = None,
+        key_prefix: str | None = None,
         limit: int | None = 100,
     ) -> list[SessionHandle]:
-        """Sessions, newest activity first (at most limit; None = all)."""
+        """Sessions, newest activity first (at most limit; None = all); query matches title,
+        metadata and external key."""
         backend = self._tt.backend
 
         def fetch(cursor: str | None) -> Page[Session]:
             return self._tt._call(
-                backend.list_sessions(status=status, query=query, limit=100, cursor=cursor)
+                backend.list_sessions(
+                    status=status,
+                    query=query,
+                    app=app,
+                    key_prefix=key_prefix,
+                    limit=100,
+                    cursor=cursor,
+                )
             )
 
         return [SessionHandle.bind(s, self._tt) for s in _all_pages(fetch, limit)]
@@ -198,4 +253,4 @@ class Runs:
         return RunHandle.bind(self._tt._call(self._tt.backend.get_run(run_id)), self._tt)
 
 
-from tether.runtime.memory_views import UserMemory  # noqa: E402
+from tether.runtime.memory_views import AppMemory, UserMemory  # noqa: E402

@@ -12,18 +12,20 @@ if TYPE_CHECKING:
     from tether.runtime.facade import Tether
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, TypeVar, Unpack
 
+from tether.core.errors import UsageError
 from tether.core.event import Event
-from tether.core.message import Message, Role
+from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Run, RunOptionFields, RunOptions
 from tether.core.session import Session
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import Step
-from tether.runtime.memory_views import RunMemory, SessionMemory
+from tether.runtime import limits
+from tether.runtime.memory_views import AppMemory, RunMemory, SessionMemory
 from tether.store.base import UNSET, Unset
 
 T = TypeVar("T")
@@ -61,6 +63,13 @@ class SessionHandle(Session):
     def memory(self) -> SessionMemory:
         """Session memory as a mapping: every run of the session sees it."""
         return SessionMemory(self._tt, self.id)
+
+    @property
+    def app_memory(self) -> AppMemory:
+        """The memory every session of this session's app shares (UsageError without an app)."""
+        if self.app is None:
+            raise UsageError(f"session {self.id} belongs to no app (give it one: app=…)")
+        return AppMemory(self._tt, self.app)
 
     @property
     def runs(self) -> SessionRuns:
@@ -120,10 +129,19 @@ class SessionHandle(Session):
         metadata: dict[str, Any] | Unset = UNSET,
         context: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | Unset | None = UNSET,
+        app: str | Unset | None = UNSET,
     ) -> SessionHandle:
+        """Change the given fields (None clears the external key or the app)."""
         s = self._tt._call(
             self._tt.backend.update_session(
-                self.id, title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds
+                self.id,
+                title=title,
+                metadata=metadata,
+                context=context,
+                ttl_seconds=ttl_seconds,
+                external_key=external_key,
+                app=app,
             )
         )
         return SessionHandle.bind(s, self._tt)
@@ -179,23 +197,80 @@ class SessionMessages:
         self._tt = tt
         self._session_id = session_id
 
-    def add(self, role: Role | str, content: str, **metadata: Any) -> Message:
+    def add(
+        self,
+        role: Role | str | None = None,
+        content: str | None = None,
+        *,
+        item: dict[str, Any] | None = None,
+        **metadata: Any,
+    ) -> Message:
+        """Append a message; item is a structured item (any JSON object) kept exactly, from
+        which a missing role or content is derived."""
         return self._tt._call(
-            self._tt.backend.add_message(self._session_id, role, content, metadata=metadata)
+            self._tt.backend.add_message(
+                self._session_id, role, content, metadata=metadata, item=item
+            )
         )
 
-    def list(self) -> list[Message]:
+    def add_many(self, messages: Iterable[Mapping[str, Any] | NewMessage]) -> list[Message]:
+        """Append messages ({"role", "content", "metadata", "item"} each) in one transaction."""
+        return self._tt._call(self._tt.backend.add_messages(self._session_id, messages))
+
+    def tail(self, n: int = 50, *, before: int | None = None) -> list[Message]:
+        """The newest n messages (before seq before, if given), oldest first."""
+        return _tail(self._tt, self._session_id, n, before)
+
+    def pop(self) -> Message | None:
+        """Take the newest message out of the conversation (an audited removal, not a delete);
+        the message, or None when there is none."""
+        return self._tt._call(self._tt.backend.pop_message(self._session_id))
+
+    def clear(self) -> int:
+        """Take every message out of the conversation (audited); how many were taken out."""
+        return self._tt._call(self._tt.backend.clear_messages(self._session_id))
+
+    def list(self, *, include_removed: bool = False) -> list[Message]:
+        """The whole conversation, oldest first (with include_removed, also what was popped or
+        cleared)."""
         backend = self._tt.backend
 
         def fetch(cursor: str | None) -> Page[Message]:
             return self._tt._call(
-                backend.list_messages(self._session_id, limit=1000, cursor=cursor)
+                backend.list_messages(
+                    self._session_id,
+                    limit=limits.MAX_PAGE,
+                    cursor=cursor,
+                    include_removed=include_removed,
+                )
             )
 
         return _all_pages(fetch, None)
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self.list())
+
+
+def _tail(tt: Tether, session_id: str, n: int, before: int | None) -> list[Message]:
+    wanted = limits.positive_int("n", n, 2**62)
+    newest: list[Message] = []
+    cursor = None
+    while len(newest) < wanted:
+        page = tt._call(
+            tt.backend.list_messages(
+                session_id,
+                limit=min(wanted - len(newest), limits.MAX_PAGE),
+                cursor=cursor,
+                newest_first=True,
+                before_seq=before,
+            )
+        )
+        newest.extend(page.data)
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    newest.reverse()
+    return newest
 
 
 class RunHandle(Run):

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
 from tether.core.errors import UsageError
+from tether.core.items import item_role, item_text
+from tether.core.message import NewMessage, Role
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -21,6 +24,14 @@ MAX_PAGE = 1000
 MAX_SECONDS = 366 * 24 * 3600
 #: The longest TTL a session may have (null = never expires).
 MAX_TTL = 100 * MAX_SECONDS
+#: A session's external key: any text but NUL, this many characters at most.
+MAX_EXTERNAL_KEY = 256
+MAX_APP = 256
+#: Messages one batch append may hold.
+MAX_BATCH = 1000
+#: How deeply a structured item may nest lists and objects.
+MAX_ITEM_DEPTH = 100
+_MESSAGE_FIELDS = frozenset({"role", "content", "metadata", "item"})
 
 
 def text(name: str, value: Any, maximum: int) -> str:
@@ -98,6 +109,11 @@ def positive_int(name: str, value: Any, maximum: int) -> int:
     return value
 
 
+def seq(name: str, value: Any) -> int:
+    """A position in a sequence (a message's seq): a whole number from 1 to 2**62."""
+    return positive_int(name, value, 2**62)
+
+
 def page_size(value: Any) -> int:
     return positive_int("limit", value, MAX_PAGE)
 
@@ -123,6 +139,8 @@ def json_value(value: Any) -> Any:
 def mapping(name: str, value: Any) -> dict[str, Any]:
     if value is None:
         return {}
+    if type(value) is dict and not value:
+        return value
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
         raise UsageError(f"{name} must be a JSON object")
     try:
@@ -130,6 +148,120 @@ def mapping(name: str, value: Any) -> dict[str, Any]:
     except UsageError as exc:
         raise UsageError(f"{name}: {exc}") from exc
     return value
+
+
+def external_key(value: Any) -> str | None:
+    """A session's external key: 1 to MAX_EXTERNAL_KEY characters of any Unicode text but NUL
+    (compared exactly: no case folding, no normalisation), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_EXTERNAL_KEY:
+        raise UsageError(
+            f"external_key must be a non-empty string of at most {MAX_EXTERNAL_KEY} characters"
+        )
+    if "\x00" in value:
+        raise UsageError("external_key cannot contain NUL (U+0000) characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError("external_key is not valid Unicode (a lone surrogate)") from None
+    return value
+
+
+def app(value: Any) -> str | None:
+    """An app name: 1 to MAX_APP printable characters, no "/", no surrounding spaces; or None."""
+    if value is None:
+        return None
+    name = value if isinstance(value, str) else ""
+    if (
+        not 0 < len(name) <= MAX_APP
+        or not name.isprintable()
+        or name != name.strip()
+        or "/" in name
+    ):
+        raise UsageError(
+            f"app must be 1 to {MAX_APP} printable characters, without '/' or surrounding spaces"
+        )
+    return name
+
+
+def item(value: Any) -> dict[str, Any]:
+    """A structured conversation item: a JSON object made only of what JSON holds exactly
+    (objects with string keys, lists, strings, finite numbers, booleans, null), so that it
+    comes back as it was given."""
+    if not isinstance(value, dict):
+        raise UsageError("item must be a JSON object")
+    _plain_json(value, "item", 0)
+    json_value(value)
+    return value
+
+
+def _plain_json(value: Any, where: str, depth: int) -> None:
+    if depth > MAX_ITEM_DEPTH:
+        raise UsageError(f"{where} nests deeper than {MAX_ITEM_DEPTH} levels")
+    kind = type(value)
+    if kind is dict:
+        for key, inner in value.items():
+            if type(key) is not str:
+                raise UsageError(f"{where} has a key that is not a string ({key!r})")
+            _plain_json(inner, f"{where}.{key}", depth + 1)
+    elif kind is list:
+        for index, inner in enumerate(value):
+            _plain_json(inner, f"{where}[{index}]", depth + 1)
+    elif kind not in (str, int, float, bool, type(None)):
+        raise UsageError(f"{where} holds a {kind.__name__}, which JSON cannot hold exactly")
+
+
+def new_message(
+    role: Any, content: Any, metadata: Any = None, item_value: Any = None
+) -> NewMessage:
+    """A message to append. With an item, a missing role or content comes from it (see
+    core.items); without one, the role defaults to user and the content is required."""
+    checked = None if item_value is None else item(item_value)
+    if role is None or role == "":
+        chosen = Role.USER if checked is None else item_role(checked)
+    else:
+        chosen = enum(Role, role, "role") or Role.USER
+    if content is None and checked is not None:
+        content = item_text(checked)
+    return NewMessage(
+        chosen, text("content", content, MAX_CONTENT), mapping("metadata", metadata), checked
+    )
+
+
+def batch(messages: Any) -> list[NewMessage]:
+    """The messages of a batch append: 1 to MAX_BATCH objects with role, content, metadata and
+    item fields (as one message takes)."""
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+        raise UsageError("messages must be a list of message objects")
+    given = list(messages)
+    if not 0 < len(given) <= MAX_BATCH:
+        raise UsageError(f"a batch holds 1 to {MAX_BATCH} messages (got {len(given)})")
+    checked = []
+    for index, raw in enumerate(given):
+        if isinstance(raw, NewMessage):
+            raw = {
+                "role": raw.role,
+                "content": raw.content,
+                "metadata": raw.metadata,
+                "item": raw.item,
+            }
+        if not isinstance(raw, Mapping):
+            raise UsageError(f"messages[{index}] must be a message object")
+        unknown = set(raw) - _MESSAGE_FIELDS
+        if unknown:
+            raise UsageError(
+                f"messages[{index}] has unknown fields: {', '.join(sorted(map(str, unknown)))}"
+            )
+        try:
+            checked.append(
+                new_message(
+                    raw.get("role"), raw.get("content"), raw.get("metadata"), raw.get("item")
+                )
+            )
+        except UsageError as exc:
+            raise UsageError(f"messages[{index}]: {exc}") from exc
+    return checked
 
 
 def enum(kind: type[E], value: Any, name: str) -> E | None:

@@ -84,6 +84,32 @@ class UserMemory(_MemoryMapping):
             raise KeyError(key) from None
 
 
+class AppMemory(_MemoryMapping):
+    """Memory every session of one of the owner's apps shares (``tt.app_memory("shop")``)."""
+
+    def __init__(self, tt: Tether, app: str) -> None:
+        super().__init__(tt)
+        self.app = app
+
+    def _items(self) -> list[MemoryItem]:
+        return self._tt._call(self._tt.backend.list_app_memory(self.app))
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._tt._call(self._tt.backend.get_app_memory(self.app, key)).value
+        except NotFound:
+            raise KeyError(key) from None
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._tt._call(self._tt.backend.set_app_memory(self.app, key, value))
+
+    def __delitem__(self, key: str) -> None:
+        try:
+            self._tt._call(self._tt.backend.delete_app_memory(self.app, key))
+        except NotFound:
+            raise KeyError(key) from None
+
+
 class RunMemory(_MemoryMapping):
     """A run's working memory: readable from outside, written only by the run itself."""
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether.core.clock import Clock
-from tether.core.errors import ModelError, ReplayMismatch
+from tether.core.errors import ModelError, ReplayMismatch, UsageError
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Role
 from tether.core.run import ErrorInfo, Run
@@ -83,20 +83,31 @@ class StepHandle:
 
 class MemoryView:
     """One memory scope as a mapping. Reads come from a snapshot taken when the run (re)started
-    plus this run's own writes; writes are persisted in order before the agent's next step."""
+    plus this run's own writes; writes are persisted in order before the agent's next step.
+    scope_id None: a scope the run has none of (the app scope of a session without an app),
+    empty and refusing writes."""
 
     def __init__(
-        self, ctx: RunContext, scope: MemoryScope, scope_id: str, items: list[MemoryItem]
+        self, ctx: RunContext, scope: MemoryScope, scope_id: str | None, items: list[MemoryItem]
     ) -> None:
         self._ctx = ctx
         self._scope = scope
-        self._scope_id = scope_id
+        self._scope_id = scope_id or ""
+        self._writable = scope_id is not None
         self._items: dict[str, Any] = {i.key: i.value for i in items if not i.namespace}
+
+    def _check_writable(self) -> None:
+        if not self._writable:
+            raise UsageError(
+                f"session {self._ctx.session.id} belongs to no app: it has no app memory "
+                "(create the session with app=…)"
+            )
 
     def __getitem__(self, key: str) -> Any:
         return self._items[key]
 
     def __setitem__(self, key: str, value: Any) -> None:
+        self._check_writable()
         self._items[key] = value
         self._ctx._enqueue_write(
             lambda: self._ctx._store.put_memory(
@@ -112,6 +123,7 @@ class MemoryView:
         )
 
     def __delitem__(self, key: str) -> None:
+        self._check_writable()
         del self._items[key]
         self._ctx._enqueue_write(
             lambda: self._ctx._store.delete_memory(
@@ -145,13 +157,22 @@ class MemoryView:
 
 
 class Memory:
-    """The three scopes an agent sees, and promotion from run to session."""
+    """The scopes an agent sees (run, session, user, and app: the memory every session of
+    the session's app shares), and promotion from run to session."""
 
-    def __init__(self, ctx: RunContext, run: MemoryView, session: MemoryView, user: MemoryView):
+    def __init__(
+        self,
+        ctx: RunContext,
+        run: MemoryView,
+        session: MemoryView,
+        user: MemoryView,
+        app: MemoryView,
+    ):
         self._ctx = ctx
         self.run = run
         self.session = session
         self.user = user
+        self.app = app
 
     async def promote(self, key: str, *, as_key: str | None = None) -> MemoryItem:
         """Copy this run's working-memory item into session memory (recorded with this run)."""
@@ -207,6 +228,7 @@ class RunContext:
             MemoryView(self, MemoryScope.RUN, run.id, memory.get(MemoryScope.RUN, [])),
             MemoryView(self, MemoryScope.SESSION, session.id, memory.get(MemoryScope.SESSION, [])),
             MemoryView(self, MemoryScope.USER, run.owner, memory.get(MemoryScope.USER, [])),
+            MemoryView(self, MemoryScope.APP, session.app, memory.get(MemoryScope.APP, [])),
         )
         #: The step the most recent failure happened in (for the run's error).
         self.failed_step_id: str | None = None

@@ -8,7 +8,7 @@ atomicity to the store. ``for_owner`` gives the same service seen by another own
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Unpack
@@ -18,7 +18,7 @@ from tether.core.errors import NotFound, UsageError
 from tether.core.event import TERMINAL_RUN_EVENTS, Event
 from tether.core.ids import is_id, new_id
 from tether.core.memory import MemoryItem, MemoryScope
-from tether.core.message import Message, Role
+from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import IfBusy, Run, RunOptionFields, RunOptions
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
@@ -85,15 +85,60 @@ class Service:
         context: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         session_id: str | None = None,
+        external_key: str | None = None,
+        app: str | None = None,
     ) -> Session:
-        """Open a new, active session (TTL: 30 days unless given; None = never expires)."""
+        """Open a new, active session (TTL: 30 days unless given; None = never expires).
+        AlreadyExists when external_key already names another session of the owner."""
+        session = self._new_session(
+            title,
+            metadata,
+            context,
+            ttl_seconds,
+            session_id,
+            limits.external_key(external_key),
+            app,
+        )
+        return await self.store.create_session(session)
+
+    async def get_or_create_session(
+        self,
+        external_key: str,
+        *,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: dict[str, Any] | None = None,
+        ttl_seconds: int | Unset | None = UNSET,
+        app: str | None = None,
+    ) -> tuple[Session, bool]:
+        """The owner's session named external_key, with False; else a new one with the other
+        fields, with True. Race-free: of two callers (in any processes) creating one key at
+        once, one creates it and the other gets it. An existing session is returned as it is
+        (the other fields are not applied to it; it may be closed or expired)."""
+        key = limits.external_key(external_key)
+        if key is None:
+            raise UsageError("external_key is required")
+        session = self._new_session(title, metadata, context, ttl_seconds, None, key, app)
+        found, created = await self.store.get_or_create_session(session)
+        return found.as_of(self.clock.now()), created
+
+    def _new_session(
+        self,
+        title: str | None,
+        metadata: dict[str, Any] | None,
+        context: dict[str, Any] | None,
+        ttl_seconds: int | Unset | None,
+        session_id: str | None,
+        external_key: str | None,
+        app: str | None,
+    ) -> Session:
         if session_id is not None and not is_id(session_id):
             raise UsageError(
                 f"session id {session_id!r} is not a UUID in canonical form "
                 "(lower-case hex, 8-4-4-4-12)"
             )
         now = self.clock.now()
-        session = Session(
+        return Session(
             id=session_id or new_id(),
             owner=self.owner,
             title=limits.title(title),
@@ -104,8 +149,9 @@ class Service:
             ttl_seconds=DEFAULT_TTL_SECONDS if ttl_seconds is UNSET else limits.ttl(ttl_seconds),
             metadata=limits.mapping("metadata", metadata),
             context=limits.mapping("context", context),
+            external_key=external_key,
+            app=limits.app(app),
         )
-        return await self.store.create_session(session)
 
     async def get_session(self, session_id: str) -> Session:
         """The session as of now (expiry is exact on read)."""
@@ -114,16 +160,28 @@ class Service:
             raise NotFound("session", session_id)
         return session.as_of(self.clock.now())
 
+    async def get_session_by_key(self, external_key: str) -> Session:
+        """The owner's session whose external key is external_key, as of now. Only a key is
+        looked up here, never an id: a key that looks like an id names its own session."""
+        key = limits.external_key(external_key) or ""
+        session = await self.store.get_session_by_key(key, owner=self.owner)
+        if session is None:
+            raise NotFound("session with external key", repr(key))
+        return session.as_of(self.clock.now())
+
     async def list_sessions(
         self,
         *,
         status: SessionStatus | str | None = None,
         query: str | None = None,
         metadata: dict[str, Any] | None = None,
+        app: str | None = None,
+        key_prefix: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page[Session]:
-        """The owner's sessions, newest activity first."""
+        """The owner's sessions, newest activity first; query matches title, metadata or
+        external key, app the app exactly, key_prefix the start of the external key."""
         now = self.clock.now()
         page = await self.store.list_sessions(
             owner=self.owner,
@@ -131,6 +189,8 @@ class Service:
             status=limits.enum(SessionStatus, status, "status"),
             query=query or None,
             metadata=metadata or None,
+            app=limits.app(app or None),
+            key_prefix=limits.external_key(key_prefix or None),
             limit=limits.page_size(limit),
             cursor=cursor,
         )
@@ -144,8 +204,12 @@ class Service:
         metadata: dict[str, Any] | Unset = UNSET,
         context: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | Unset | None = UNSET,
+        app: str | Unset | None = UNSET,
     ) -> Session:
-        """Change title, metadata, context or TTL of an active session."""
+        """Change title, metadata, context, TTL, external key or app of an active session
+        (None clears the key or the app). AlreadyExists when external_key names another
+        session of the owner."""
         return await self.store.update_session(
             session_id,
             owner=self.owner,
@@ -154,6 +218,10 @@ class Service:
             metadata=metadata if metadata is UNSET else limits.mapping("metadata", metadata),
             context=context if context is UNSET else limits.mapping("context", context),
             ttl_seconds=ttl_seconds if ttl_seconds is UNSET else limits.ttl(ttl_seconds),
+            external_key=(
+                external_key if external_key is UNSET else limits.external_key(external_key)
+            ),
+            app=app if app is UNSET else limits.app(app),
         )
 
     async def close_session(self, session_id: str) -> Session:
@@ -178,31 +246,82 @@ class Service:
     async def add_message(
         self,
         session_id: str,
-        role: Role | str,
-        content: str,
+        role: Role | str | None = None,
+        content: str | None = None,
         *,
         metadata: dict[str, Any] | None = None,
+        item: dict[str, Any] | None = None,
     ) -> Message:
-        """Append a message to the session's conversation."""
+        """Append a message to the session's conversation. item is a structured item (any
+        JSON object) kept exactly; without role or content, they come from it (core.items)."""
+        new = limits.new_message(role, content, metadata, item)
         return await self.store.add_message(
             session_id=session_id,
             owner=self.owner,
-            role=limits.enum(Role, role, "role") or Role.USER,
-            content=limits.content(content),
+            role=new.role,
+            content=new.content,
             now=self.clock.now(),
-            metadata=limits.mapping("metadata", metadata),
+            metadata=new.metadata,
+            item=new.item,
+        )
+
+    async def add_messages(
+        self, session_id: str, messages: Iterable[Mapping[str, Any] | NewMessage]
+    ) -> list[Message]:
+        """Append up to limits.MAX_BATCH messages (objects with role, content, metadata, item,
+        as add_message takes them) in order, in one transaction, each with its event."""
+        return await self.store.add_messages(
+            session_id=session_id,
+            owner=self.owner,
+            messages=limits.batch(messages),
+            now=self.clock.now(),
         )
 
     async def list_messages(
-        self, session_id: str, *, limit: int = 100, cursor: str | None = None
+        self,
+        session_id: str,
+        *,
+        limit: int = 100,
+        cursor: str | None = None,
+        newest_first: bool = False,
+        before_seq: int | None = None,
+        include_removed: bool = False,
     ) -> Page[Message]:
-        """The conversation, oldest first."""
-        await self.get_session(session_id)
-        after = None if cursor is None else decode_cursor(cursor, int)[0]
+        """The conversation, oldest first (newest first with newest_first); before_seq keeps
+        the messages before that seq ("the N before this one"). Removed messages are left out
+        unless include_removed."""
         size = limits.page_size(limit)
-        rows = await self.store.list_messages(session_id, limit=size + 1, after_seq=after)
+        after = None
+        before = None if before_seq is None else limits.seq("before_seq", before_seq)
+        if cursor is not None:
+            seq = decode_cursor(cursor, int)[0]
+            if newest_first:
+                before = seq if before is None else min(before, seq)
+            else:
+                after = seq
+        rows = await self.store.list_messages(
+            session_id,
+            owner=self.owner,
+            limit=size + 1,
+            after_seq=after,
+            before_seq=before,
+            newest_first=newest_first,
+            include_removed=include_removed,
+        )
+        if not rows:
+            await self.get_session(session_id)  # an unknown (or another owner's) session
         data = rows[:size]
         return Page(data, encode_cursor(data[-1].seq) if len(rows) > size else None)
+
+    async def pop_message(self, session_id: str) -> Message | None:
+        """Take the newest message out of the conversation (recorded as message.removed; the
+        message is kept for the audit trail); the message, or None when there is none."""
+        return await self.store.pop_message(session_id, owner=self.owner, now=self.clock.now())
+
+    async def clear_messages(self, session_id: str) -> int:
+        """Take every message out of the conversation (recorded as messages.cleared; the
+        messages are kept for the audit trail); how many were taken out."""
+        return await self.store.clear_messages(session_id, owner=self.owner, now=self.clock.now())
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -463,6 +582,41 @@ class Service:
             owner=self.owner,
             now=self.clock.now(),
             namespace=limits.namespace(namespace),
+        )
+        if not deleted:
+            raise NotFound("memory item", key)
+
+    async def list_app_memory(self, app: str) -> list[MemoryItem]:
+        """Memory every session of the owner's app shares, newest first."""
+        return await self.store.list_memory(
+            scope=MemoryScope.APP, scope_id=limits.app(app) or "", owner=self.owner
+        )
+
+    async def get_app_memory(self, app: str, key: str) -> MemoryItem:
+        return _found(
+            await self.store.get_memory(
+                scope=MemoryScope.APP, scope_id=limits.app(app) or "", key=key, owner=self.owner
+            ),
+            key,
+        )
+
+    async def set_app_memory(self, app: str, key: str, value: Any) -> MemoryItem:
+        return await self.store.put_memory(
+            scope=MemoryScope.APP,
+            scope_id=limits.app(app) or "",
+            key=limits.key("key", key) or "",
+            value=limits.json_value(value),
+            owner=self.owner,
+            now=self.clock.now(),
+        )
+
+    async def delete_app_memory(self, app: str, key: str) -> None:
+        deleted = await self.store.delete_memory(
+            scope=MemoryScope.APP,
+            scope_id=limits.app(app) or "",
+            key=key,
+            owner=self.owner,
+            now=self.clock.now(),
         )
         if not deleted:
             raise NotFound("memory item", key)

@@ -47,7 +47,8 @@ async def frames(
     """The SSE body: every event after after_id, exactly once and in order, while alive()."""
     yield f"retry: {RETRY_MS}\n\n".encode()
     loop = asyncio.get_running_loop()
-    last_sent = last_checked = loop.time()
+    last_sent = loop.time()
+    check = Recheck(alive, heartbeat, last_sent)
     stream = service.stream_events(
         session_id=session_id, run_id=run_id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
     )
@@ -55,10 +56,8 @@ async def frames(
         async for event in stream:
             if draining.is_set():
                 return
-            if alive is not None and loop.time() - last_checked >= heartbeat:
-                last_checked = loop.time()
-                if not await still(alive):
-                    return
+            if await check.ended(loop.time()):
+                return
             if event is not None:
                 last_sent = loop.time()
                 yield frame(event)
@@ -67,10 +66,21 @@ async def frames(
                 yield HEARTBEAT
 
 
-async def still(alive: Alive) -> bool:
-    """alive(), except that a database busy right now leaves the stream open until the next
-    check."""
-    try:
-        return await alive()
-    except StoreUnavailable:
-        return True
+class Recheck:
+    """A stream's check of its credential, at most once every ``every`` seconds."""
+
+    def __init__(self, alive: Alive | None, every: float, now: float) -> None:
+        self._alive = alive
+        self._every = every
+        self._last = now
+
+    async def ended(self, now: float) -> bool:
+        """True once the credential is checked and found gone (a database busy right now
+        leaves the stream open until the next check)."""
+        if self._alive is None or now - self._last < self._every:
+            return False
+        self._last = now
+        try:
+            return not await self._alive()
+        except StoreUnavailable:
+            return False

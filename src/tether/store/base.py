@@ -23,7 +23,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 from tether.core.api_key import ApiKey
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope
-from tether.core.message import Message, Role
+from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import ErrorInfo, IfBusy, Run
 from tether.core.session import Session
@@ -77,10 +77,19 @@ class Store(Protocol):
     # -- sessions ------------------------------------------------------------------------------
 
     async def create_session(self, session: Session) -> Session:
-        """Insert a new session (+ session.created). AlreadyExists if the id is taken."""
+        """Insert a new session (+ session.created). AlreadyExists if the id is taken, or its
+        external key by another session of the owner."""
+
+    async def get_or_create_session(self, session: Session) -> tuple[Session, bool]:
+        """The owner's session with session.external_key as it is stored, with False; else
+        session, inserted (+ session.created), with True. Race-free across processes: of two
+        callers creating one key at once, one creates and the other gets that session."""
 
     async def get_session(self, session_id: str, *, owner: str | None = None) -> Session | None:
         """The stored session (expiry not applied), or None."""
+
+    async def get_session_by_key(self, key: str, *, owner: str) -> Session | None:
+        """The owner's session whose external key is key (expiry not applied), or None."""
 
     async def list_sessions(
         self,
@@ -90,11 +99,14 @@ class Store(Protocol):
         status: SessionStatus | None = None,
         query: str | None = None,
         metadata: dict[str, Any] | None = None,
+        app: str | None = None,
+        key_prefix: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page[Session]:
         """Sessions of owner, newest activity first; status is judged as of now (exact expiry);
-        query matches title or metadata text; metadata matches top-level keys exactly."""
+        query matches title, metadata text or external key; metadata matches top-level keys
+        exactly; app exactly; key_prefix the start of the external key."""
 
     async def update_session(
         self,
@@ -106,9 +118,12 @@ class Store(Protocol):
         metadata: dict[str, Any] | Unset = UNSET,
         context: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | Unset | None = UNSET,
+        app: str | Unset | None = UNSET,
     ) -> Session:
         """Change the given fields of an active session (+ session.updated). Not activity:
-        last_activity_at (and so expiry) stays as it was."""
+        last_activity_at (and so expiry) stays as it was. AlreadyExists when external_key is
+        another session's of the owner."""
 
     async def close_session(self, session_id: str, *, owner: str | None, now: datetime) -> Session:
         """active → closed, cancelling its unfinished runs (+ events). Idempotent on a closed or
@@ -133,19 +148,46 @@ class Store(Protocol):
         now: datetime,
         run_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        item: dict[str, Any] | None = None,
     ) -> Message:
         """Append to the conversation of an active session (+ message.added)."""
+
+    async def add_messages(
+        self,
+        *,
+        session_id: str,
+        owner: str | None,
+        messages: Sequence[NewMessage],
+        now: datetime,
+    ) -> list[Message]:
+        """Append messages in order, in one transaction (+ message.added each)."""
 
     async def list_messages(
         self,
         session_id: str,
         *,
+        owner: str | None = None,
         limit: int = 100,
         after_seq: int | None = None,
         before_seq: int | None = None,
         newest_first: bool = False,
+        include_removed: bool = False,
     ) -> list[Message]:
-        """Messages by seq; cost depends on limit, not on the length of the conversation."""
+        """The conversation by seq: messages not removed (with include_removed, all of them).
+        Cost depends on limit, not on the length of the conversation nor on how much of it was
+        cleared. Another owner's session reads as empty."""
+
+    async def pop_message(
+        self, session_id: str, *, owner: str | None, now: datetime
+    ) -> Message | None:
+        """Take the newest message out of the conversation of an active session (+
+        message.removed, activity); the message as removed, or None (and no change at all) when
+        there is none. The row stays, with removed_at."""
+
+    async def clear_messages(self, session_id: str, *, owner: str | None, now: datetime) -> int:
+        """Take every message out of the conversation of an active session (+
+        messages.cleared, activity); how many were taken out (0: no change at all). The rows
+        stay, with removed_at."""
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -327,13 +369,19 @@ class Store(Protocol):
         worker_id: str | None = None,
     ) -> MemoryItem:
         """Set a memory item (+ memory.set). Session scope needs an active session; run scope
-        an unfinished run in an active session. With worker_id (a write by a run's agent),
-        LeaseLost unless that worker still holds source_run_id."""
+        an unfinished run in an active session; app scope an owner. With worker_id (a write by
+        a run's agent), LeaseLost unless that worker still holds source_run_id."""
 
     async def get_memory(
-        self, *, scope: MemoryScope, scope_id: str, key: str, namespace: tuple[str, ...] = ()
+        self,
+        *,
+        scope: MemoryScope,
+        scope_id: str,
+        key: str,
+        namespace: tuple[str, ...] = (),
+        owner: str | None = None,
     ) -> MemoryItem | None:
-        """One item, or None."""
+        """One item, or None. The app scope needs the owner (scope_id is the app)."""
 
     async def list_memory(
         self,
@@ -343,8 +391,10 @@ class Store(Protocol):
         namespace_prefix: tuple[str, ...] | None = (),
         limit: int = 1000,
         offset: int = 0,
+        owner: str | None = None,
     ) -> list[MemoryItem]:
-        """Items newest-updated first; namespace_prefix=None means every namespace."""
+        """Items newest-updated first; namespace_prefix=None means every namespace. The app
+        scope needs the owner (scope_id is the app)."""
 
     async def delete_memory(
         self,

@@ -49,7 +49,7 @@ TABLES: tuple[Table, ...] = (
         "id",
         "id owner title status metadata context ttl_seconds created_at updated_at "
         "last_activity_at closed_at run_count message_count input_tokens output_tokens "
-        "model_requests deleted_runs",
+        "model_requests deleted_runs external_key app cleared_seq",
         "metadata context",
     ),
     _table(
@@ -71,8 +71,8 @@ TABLES: tuple[Table, ...] = (
     _table(
         "messages",
         "id",
-        "id session_id seq role content run_id metadata created_at",
-        "metadata",
+        "id session_id seq role content run_id metadata created_at item removed_at",
+        "metadata item",
     ),
     _table(
         "memory",

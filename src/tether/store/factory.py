@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from tether.core.errors import UsageError
+from tether.core.errors import MissingExtra, UsageError
 from tether.store.base import Store
 
 if TYPE_CHECKING:
@@ -95,8 +95,6 @@ def migrate_store(url: str | Path = DEFAULT_DB) -> tuple[int, int]:
 def _postgres_store(url: str, *, migrate: bool = True) -> PostgresStore:
     try:
         from tether.store.postgres.store import PostgresStore
-    except ImportError as exc:  # psycopg is an optional extra
-        raise UsageError(
-            f"PostgreSQL needs psycopg: pip install 'tether[postgres]' ({exc})"
-        ) from exc
+    except ModuleNotFoundError as exc:  # psycopg is an optional extra
+        raise MissingExtra("PostgreSQL", "postgres", exc.name) from exc
     return PostgresStore(url, migrate=migrate)

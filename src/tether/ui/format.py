@@ -1,4 +1,4 @@
-"""Jinja filters: durations, TTLs, relative expiry, JSON and one-line texts."""
+"""Jinja filters: durations, TTLs, relative expiry, JSON, structured items and one-line texts."""
 
 from __future__ import annotations
 
@@ -58,6 +58,21 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str, sort_keys=True)
 
 
+def as_given(value: Any) -> str:
+    """Indented JSON with its keys in their own order (a structured item, shown as added)."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def item_label(item: dict[str, Any]) -> str:
+    """What a structured item is, in a few words: its type, the tool it calls, its call id."""
+    parts = [str(item.get("type") or "item")]
+    if isinstance(item.get("name"), str):
+        parts.append(item["name"])
+    if isinstance(item.get("call_id"), str):
+        parts.append(f"call {item['call_id']}")
+    return oneline(" · ".join(parts), 120)
+
+
 def compact(value: Any, limit: int = 120) -> str:
     """JSON (or text) on one line, cut at limit characters."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
@@ -104,6 +119,8 @@ FILTERS = {
     "iso": iso,
     "utc": utc,
     "pretty": pretty,
+    "as_given": as_given,
+    "item_label": item_label,
     "compact": compact,
     "oneline": oneline,
     "fields": fields,

@@ -79,6 +79,7 @@ async def session_view(svc: Service, session_id: str, query: Mapping[str, str]) 
         "more_messages": messages.next_cursor,
         "session_memory": await svc.list_session_memory(session_id),
         "user_memory": await svc.list_user_memory(namespace=None, limit=USER_MEMORY_SHOWN),
+        "app_memory": [] if session.app is None else await svc.list_app_memory(session.app),
         "tool_calls": tools.data,
         "more_tool_calls": tools.next_cursor,
         "tool_filter": {"tool": tool, "run": run_filter, "outcome": outcome},

@@ -38,7 +38,7 @@ from tether.core.message import Message
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.runtime.service import Service
-from tether.runtime.sse import Alive, still
+from tether.runtime.sse import Alive, Recheck
 
 HEARTBEAT = b": heartbeat\r\n\r\n"
 #: The longest the stream goes without checking whether the server is draining.
@@ -171,7 +171,8 @@ async def frames(
         if await _caught_up_waiting(svc, run.id, after_id):
             finished = True
             return
-        last_sent = last_checked = loop.time()
+        last_sent = loop.time()
+        check = Recheck(alive, heartbeat, last_sent)
         stream = svc.stream_events(
             run_id=run.id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
         )
@@ -179,10 +180,8 @@ async def frames(
             async for event in stream:
                 if draining.is_set():
                     break  # the server is stopping: the client reconnects elsewhere
-                if alive is not None and loop.time() - last_checked >= heartbeat:
-                    last_checked = loop.time()
-                    if not await still(alive):
-                        break  # the key was revoked: its streams end
+                if await check.ended(loop.time()):
+                    break  # the key was revoked: its streams end
                 if event is None:
                     if loop.time() - last_sent >= heartbeat:
                         last_sent = loop.time()

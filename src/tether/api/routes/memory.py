@@ -1,5 +1,5 @@
-"""Memory in its three scopes: session memory, a run's working memory (and its promotion to the
-session), and the caller's user memory."""
+"""Memory in its four scopes: session memory, a run's working memory (and its promotion to the
+session), the caller's user memory, and the memory of the caller's apps."""
 
 from __future__ import annotations
 
@@ -116,4 +116,35 @@ async def set_user_memory(
 @router.delete("/v1/users/me/memory/{key:path}", status_code=204, response_class=Response)
 async def delete_user_memory(svc: Owned, key: str, namespace: Namespace = []) -> Response:  # noqa: B006
     await svc.delete_user_memory(key, namespace=tuple(namespace))
+    return render.no_content()
+
+
+# -- app memory -------------------------------------------------------------------------------
+
+
+@router.get("/v1/apps/{app}/memory", response_model=schemas.MemoryPage)
+async def list_app_memory(
+    svc: Owned, app: str, limit: Limit = 100, cursor: Cursor = None
+) -> Response:
+    """Memory every session of the caller's app shares (another owner's app of the same name
+    shares nothing with it), newest first."""
+    return render.slice_page(await svc.list_app_memory(app), limit, cursor)
+
+
+@router.get("/v1/apps/{app}/memory/{key:path}", response_model=schemas.MemoryItem)
+async def get_app_memory(svc: Owned, app: str, key: str) -> Response:
+    return render.record(await svc.get_app_memory(app, key))
+
+
+@router.put("/v1/apps/{app}/memory/{key:path}", response_model=schemas.MemoryItem)
+async def set_app_memory(
+    svc: Owned, app: str, key: str, body: Annotated[schemas.MemoryPut, Body()]
+) -> Response:
+    """Set an app-memory item: every session of the app (and its runs) sees it."""
+    return render.record(await svc.set_app_memory(app, key, body.value))
+
+
+@router.delete("/v1/apps/{app}/memory/{key:path}", status_code=204, response_class=Response)
+async def delete_app_memory(svc: Owned, app: str, key: str) -> Response:
+    await svc.delete_app_memory(app, key)
     return render.no_content()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query
 from starlette.responses import Response
@@ -31,21 +31,55 @@ def _json_object(name: str, text: str | None) -> dict[str, Any] | None:
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
 
-@router.post("", status_code=201, response_model=schemas.Session)
+@router.post(
+    "",
+    status_code=201,
+    response_model=schemas.Session,
+    responses={
+        200: {
+            "model": schemas.Session,
+            "description": "if_exists=return: the session external_key already names, as it is",
+        }
+    },
+)
 async def create_session(
     svc: Owned, body: Annotated[schemas.SessionCreate | None, Body()] = None
 ) -> Response:
-    """Open a session (active; expires after ttl_seconds without activity, 30 days by default)."""
+    """Open a session (active; expires after ttl_seconds without activity, 30 days by default).
+    With external_key and if_exists=return, the session the key already names instead (200):
+    a get-or-create that is race-free across clients."""
     body = body or schemas.SessionCreate()
     given = body.model_fields_set
-    session = await svc.create_session(
-        title=body.title,
-        metadata=body.metadata,
-        context=body.context,
-        ttl_seconds=body.ttl_seconds if "ttl_seconds" in given else UNSET,
-        session_id=body.id,
+    ttl = body.ttl_seconds if "ttl_seconds" in given else UNSET
+    if body.if_exists == "return":
+        if body.external_key is None:
+            raise UsageError("if_exists=return needs an external_key")
+        if body.id is not None:
+            raise UsageError("if_exists=return takes no id: the key names the session")
+        session, created = await svc.get_or_create_session(
+            body.external_key,
+            title=body.title,
+            metadata=body.metadata,
+            context=body.context,
+            ttl_seconds=ttl,
+            app=body.app,
+        )
+    else:
+        session, created = (
+            await svc.create_session(
+                title=body.title,
+                metadata=body.metadata,
+                context=body.context,
+                ttl_seconds=ttl,
+                session_id=body.id,
+                external_key=body.external_key,
+                app=body.app,
+            ),
+            True,
+        )
+    return render.record(
+        session, 201 if created else 200, {"Location": f"/v1/sessions/{session.id}"}
     )
-    return render.record(session, 201, {"Location": f"/v1/sessions/{session.id}"})
 
 
 @router.get("", response_model=schemas.SessionPage)
@@ -56,18 +90,36 @@ async def list_sessions(
     metadata: Annotated[
         str | None, Query(description='JSON object of top-level metadata to match, e.g. {"k":"v"}')
     ] = None,
+    app: Annotated[str | None, Query(description="Only sessions of this app.")] = None,
+    key_prefix: Annotated[
+        str | None, Query(description="Only sessions whose external key starts with this.")
+    ] = None,
     limit: Limit = 50,
     cursor: Cursor = None,
 ) -> Response:
-    """The caller's sessions, newest activity first."""
+    """The caller's sessions, newest activity first; query matches the title, the metadata
+    and the external key."""
     found = await svc.list_sessions(
         status=status,
         query=query,
         metadata=_json_object("metadata", metadata),
+        app=app,
+        key_prefix=key_prefix,
         limit=limit,
         cursor=cursor,
     )
     return render.page(found.data, found.next_cursor)
+
+
+@router.get("/by-key", response_model=schemas.Session)
+async def get_session_by_key(
+    svc: Owned,
+    key: Annotated[str, Query(description="The session's external key (any text).")],
+) -> Response:
+    """The caller's session whose external key is key. Keys are looked up only here (and by
+    if_exists=return): a session id path never takes a key, so no key ever stands for another
+    session's id."""
+    return render.record(await svc.get_session_by_key(key))
 
 
 @router.get("/{session_id}", response_model=schemas.Session)
@@ -103,18 +155,71 @@ async def delete_session(svc: Owned, session_id: str) -> Response:
 async def add_message(
     svc: Owned, session_id: str, body: Annotated[schemas.MessageCreate, Body()]
 ) -> Response:
-    """Append a message to the conversation every run of the session shares."""
-    message = await svc.add_message(session_id, body.role, body.content, metadata=body.metadata)
+    """Append a message to the conversation every run of the session shares. A structured
+    item is kept exactly; without role or content they come from it."""
+    message = await svc.add_message(
+        session_id, body.role, body.content, metadata=body.metadata, item=body.item
+    )
     return render.record(message, 201)
+
+
+@router.post("/{session_id}/messages/batch", status_code=201, response_model=schemas.MessageList)
+async def add_messages(
+    svc: Owned, session_id: str, body: Annotated[schemas.MessageBatch, Body()]
+) -> Response:
+    """Append up to 1000 messages in order, in one transaction, each with its event."""
+    given = [m.model_dump(exclude_unset=True) for m in body.messages]
+    added = await svc.add_messages(session_id, given)
+    return render.listing(added, 201)
 
 
 @router.get("/{session_id}/messages", response_model=schemas.MessagePage)
 async def list_messages(
-    svc: Owned, session_id: str, limit: Limit = 100, cursor: Cursor = None
+    svc: Owned,
+    session_id: str,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+    order: Annotated[
+        Literal["asc", "desc"],
+        Query(description="asc: oldest first; desc: newest first (the tail first)."),
+    ] = "asc",
+    before: Annotated[
+        int | None, Query(ge=1, description="Only messages before this seq (the N before it).")
+    ] = None,
+    include_removed: Annotated[
+        bool, Query(description="Also the popped and cleared messages (with removed_at).")
+    ] = False,
 ) -> Response:
-    """The conversation, oldest first."""
-    found = await svc.list_messages(session_id, limit=limit, cursor=cursor)
+    """The conversation by seq; order=desc&limit=N reads its newest N, and before=SEQ the ones
+    before a message. Popped and cleared messages are left out unless include_removed."""
+    found = await svc.list_messages(
+        session_id,
+        limit=limit,
+        cursor=cursor,
+        newest_first=order == "desc",
+        before_seq=before,
+        include_removed=include_removed,
+    )
     return render.page(found.data, found.next_cursor)
+
+
+@router.post(
+    "/{session_id}/messages/pop",
+    response_model=schemas.Message,
+    responses={204: {"description": "The conversation holds no message."}},
+)
+async def pop_message(svc: Owned, session_id: str) -> Response:
+    """Take the newest message out of the conversation (a message.removed event; the message
+    stays readable with include_removed); the message, or 204 when there is none."""
+    removed = await svc.pop_message(session_id)
+    return render.no_content() if removed is None else render.record(removed)
+
+
+@router.post("/{session_id}/messages/clear", response_model=schemas.MessagesCleared)
+async def clear_messages(svc: Owned, session_id: str) -> Response:
+    """Take every message out of the conversation (a messages.cleared event; the messages
+    stay readable with include_removed)."""
+    return render.record({"removed": await svc.clear_messages(session_id)})
 
 
 @router.get("/{session_id}/context", response_model=dict[str, Any])

@@ -105,8 +105,8 @@ class _Tx:
         async with self._conn.cursor() as cur:
             await cur.executemany(_QUERIES[query], rows)
 
-    async def append_event(self, **params: Any) -> None:
-        self._events.append(params)
+    async def append_events(self, events: list[dict[str, Any]], /) -> None:
+        self._events.extend(events)
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
@@ -318,6 +318,7 @@ class PostgresDatabase:
 
 async def _configure(conn: AsyncConn) -> None:
     conn.adapters.register_loader("jsonb", TextLoader)  # JSON columns arrive as text
+    conn.adapters.register_loader("json", TextLoader)
 
 
 async def _abandon(conn: AsyncConn) -> None:

@@ -35,12 +35,16 @@ SELECT 1 FROM sessions WHERE id = %(id)s;
 
 -- name: insert_session
 INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
-                      updated_at, last_activity_at)
+                      updated_at, last_activity_at, external_key, app)
 VALUES (%(id)s, %(owner)s, %(title)s, %(status)s, %(metadata)s::jsonb, %(context)s::jsonb,
-        %(ttl_seconds)s, %(created_at)s, %(updated_at)s, %(last_activity_at)s);
+        %(ttl_seconds)s, %(created_at)s, %(updated_at)s, %(last_activity_at)s,
+        %(external_key)s, %(app)s);
 
 -- name: get_session
 SELECT * FROM sessions WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
+
+-- name: session_by_key
+SELECT * FROM sessions WHERE owner = %(owner)s AND external_key = %(key)s;
 
 -- name: touch_active_session
 UPDATE sessions
@@ -49,7 +53,7 @@ SET last_activity_at = %(now)s,
     run_count = run_count + %(add_runs)s
 WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s) AND status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
-RETURNING owner, message_count, run_count;
+RETURNING owner, message_count, run_count, cleared_seq;
 
 -- name: touch_session_softly
 -- Best effort: a session row another transaction holds is skipped, never waited for (that
@@ -71,7 +75,10 @@ WHERE owner = %(owner)s
            OR (status = 'active' AND ttl_seconds IS NOT NULL
                AND last_activity_at + ttl_seconds * 1000000 <= %(now)s))))
   AND (%(query)s::text IS NULL
-       OR title ILIKE %(query)s ESCAPE '\' OR metadata::text ILIKE %(query)s ESCAPE '\')
+       OR title ILIKE %(query)s ESCAPE '\' OR metadata::text ILIKE %(query)s ESCAPE '\'
+       OR external_key ILIKE %(query)s ESCAPE '\')
+  AND (%(app)s::text IS NULL OR app = %(app)s)
+  AND (%(key_prefix)s::text IS NULL OR starts_with(external_key, %(key_prefix)s))
   AND (%(metadata)s::jsonb IS NULL OR NOT EXISTS (
         SELECT 1 FROM jsonb_each(%(metadata)s::jsonb) AS m
         WHERE sessions.metadata -> m.key IS DISTINCT FROM m.value))
@@ -91,7 +98,10 @@ WHERE owner = %(owner)s
            OR (status = 'active' AND ttl_seconds IS NOT NULL
                AND last_activity_at + ttl_seconds * 1000000 <= %(now)s))))
   AND (%(query)s::text IS NULL
-       OR title ILIKE %(query)s ESCAPE '\' OR metadata::text ILIKE %(query)s ESCAPE '\')
+       OR title ILIKE %(query)s ESCAPE '\' OR metadata::text ILIKE %(query)s ESCAPE '\'
+       OR external_key ILIKE %(query)s ESCAPE '\')
+  AND (%(app)s::text IS NULL OR app = %(app)s)
+  AND (%(key_prefix)s::text IS NULL OR starts_with(external_key, %(key_prefix)s))
   AND (%(metadata)s::jsonb IS NULL OR NOT EXISTS (
         SELECT 1 FROM jsonb_each(%(metadata)s::jsonb) AS m
         WHERE sessions.metadata -> m.key IS DISTINCT FROM m.value))
@@ -104,6 +114,9 @@ SET title = CASE WHEN %(set_title)s THEN %(title)s::text ELSE title END,
     metadata = CASE WHEN %(set_metadata)s THEN %(metadata)s::jsonb ELSE metadata END,
     context = CASE WHEN %(set_context)s THEN %(context)s::jsonb ELSE context END,
     ttl_seconds = CASE WHEN %(set_ttl)s THEN %(ttl_seconds)s::bigint ELSE ttl_seconds END,
+    external_key = CASE WHEN %(set_external_key)s THEN %(external_key)s::text
+                        ELSE external_key END,
+    app = CASE WHEN %(set_app)s THEN %(app)s::text ELSE app END,
     updated_at = %(now)s
 WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s) AND status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
@@ -165,19 +178,56 @@ DELETE FROM sessions WHERE id = %(id)s;
 -- messages -------------------------------------------------------------------------------------
 
 -- name: insert_message
-INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at)
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at, item)
 VALUES (%(id)s, %(session_id)s, %(seq)s, %(role)s, %(content)s, %(run_id)s,
-        %(metadata)s::jsonb, %(created_at)s);
+        %(metadata)s::jsonb, %(created_at)s, %(item)s::json);
 
+-- The conversation, in the columns (and their order) rows.message_from_row reads: messages
+-- above the session's cleared_seq (one index range, however much a clear removed) and not
+-- popped, unless removed ones are asked for too (removed). The session row also scopes the
+-- read to its owner: another owner's session reads as empty.
 -- name: messages_forward
-SELECT * FROM messages
-WHERE session_id = %(session_id)s AND seq > %(after_seq)s AND seq < %(before_seq)s
+SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+FROM messages
+WHERE session_id = %(session_id)s AND seq < %(before_seq)s
+  AND seq > GREATEST(%(after_seq)s::bigint,
+                     COALESCE((SELECT CASE WHEN %(removed)s THEN 0 ELSE cleared_seq END
+                               FROM sessions
+                               WHERE id = %(session_id)s
+                                 AND (%(owner)s::text IS NULL OR owner = %(owner)s)),
+                              %(before_seq)s::bigint))
+  AND (%(removed)s OR removed_at IS NULL)
 ORDER BY seq LIMIT %(limit)s;
 
 -- name: messages_backward
-SELECT * FROM messages
-WHERE session_id = %(session_id)s AND seq > %(after_seq)s AND seq < %(before_seq)s
+SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+FROM messages
+WHERE session_id = %(session_id)s AND seq < %(before_seq)s
+  AND seq > GREATEST(%(after_seq)s::bigint,
+                     COALESCE((SELECT CASE WHEN %(removed)s THEN 0 ELSE cleared_seq END
+                               FROM sessions
+                               WHERE id = %(session_id)s
+                                 AND (%(owner)s::text IS NULL OR owner = %(owner)s)),
+                              %(before_seq)s::bigint))
+  AND (%(removed)s OR removed_at IS NULL)
 ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: newest_message
+SELECT id FROM messages
+WHERE session_id = %(session_id)s AND seq > %(after_seq)s AND removed_at IS NULL
+ORDER BY seq DESC LIMIT 1;
+
+-- name: remove_message
+UPDATE messages SET removed_at = GREATEST(%(now)s, created_at)
+WHERE id = %(id)s AND removed_at IS NULL
+RETURNING id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at;
+
+-- name: remove_messages
+UPDATE messages SET removed_at = GREATEST(%(now)s, created_at)
+WHERE session_id = %(session_id)s AND seq > %(after_seq)s AND removed_at IS NULL;
+
+-- name: set_cleared_seq
+UPDATE sessions SET cleared_seq = %(seq)s WHERE id = %(id)s;
 
 -- name: delete_run_messages
 DELETE FROM messages WHERE run_id = %(run_id)s;
@@ -614,11 +664,12 @@ ORDER BY id LIMIT %(limit)s;
 -- name: copy_insert_sessions
 INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
                      updated_at, last_activity_at, closed_at, run_count, message_count,
-                     input_tokens, output_tokens, model_requests, deleted_runs)
+                     input_tokens, output_tokens, model_requests, deleted_runs, external_key, app,
+                     cleared_seq)
 VALUES (%(id)s, %(owner)s, %(title)s, %(status)s, %(metadata)s::jsonb, %(context)s::jsonb,
         %(ttl_seconds)s, %(created_at)s, %(updated_at)s, %(last_activity_at)s, %(closed_at)s,
         %(run_count)s, %(message_count)s, %(input_tokens)s, %(output_tokens)s,
-        %(model_requests)s, %(deleted_runs)s);
+        %(model_requests)s, %(deleted_runs)s, %(external_key)s, %(app)s, %(cleared_seq)s);
 
 -- name: copy_clear_sessions
 DELETE FROM sessions;
@@ -673,9 +724,10 @@ SELECT * FROM messages WHERE id > %(after_id)s
 ORDER BY id LIMIT %(limit)s;
 
 -- name: copy_insert_messages
-INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at)
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at, item,
+                      removed_at)
 VALUES (%(id)s, %(session_id)s, %(seq)s, %(role)s, %(content)s, %(run_id)s, %(metadata)s::jsonb,
-        %(created_at)s);
+        %(created_at)s, %(item)s::json, %(removed_at)s);
 
 -- name: copy_clear_messages
 DELETE FROM messages;

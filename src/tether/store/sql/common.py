@@ -43,6 +43,10 @@ class SqlBase:
             except Exception:
                 log.exception("an observer of %s events failed", type_)
 
+    def _tell_all(self, type_: str, payloads: list[dict[str, Any]]) -> None:
+        for payload in payloads:
+            self._tell(type_, payload)
+
     def _j(self, value: Any) -> Any:
         """value as a JSON column parameter; UsageError when it is not JSON (NaN included)."""
         try:
@@ -69,13 +73,45 @@ class SqlBase:
         snapshot = payload.get("run")
         if isinstance(snapshot, dict):
             snapshot.pop("context", None)
-        await tx.append_event(
-            type=type_.value,
+        await self._events(
+            tx,
+            type_,
             owner=owner,
+            now=now,
             session_id=session_id,
             run_id=run_id,
-            data=self._j(payload),
-            created_at=to_us(now),
+            data=[payload],
+            told=[data or {}],
+        )
+
+    async def _events(
+        self,
+        tx: Tx,
+        type_: EventType,
+        *,
+        owner: str,
+        now: datetime,
+        session_id: str | None,
+        run_id: str | None = None,
+        data: list[dict[str, Any]],
+        told: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Append one event of type_ per payload in data (each already in its JSON form), in
+        order, and announce them when tx commits; the observers get told (the payloads with
+        their records, one per event), or else data."""
+        at = to_us(now)
+        await tx.append_events(
+            [
+                {
+                    "type": type_.value,
+                    "owner": owner,
+                    "session_id": session_id,
+                    "run_id": run_id,
+                    "data": self._j(payload),
+                    "created_at": at,
+                }
+                for payload in data
+            ]
         )
         topics = [f"owner:{owner}"]
         if session_id:
@@ -86,8 +122,8 @@ class SqlBase:
             topics.append(RUNS_TOPIC)
         tx.publish(*topics)
         if self._observers:
-            told = data or {}
-            tx.after_commit(lambda: self._tell(type_, told))
+            payloads = data if told is None else told
+            tx.after_commit(lambda: self._tell_all(type_, payloads))
 
     async def _touch_active(
         self,

@@ -30,9 +30,10 @@ class Tx(ReadTx, Protocol):
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
         """Execute a named query once per parameter set (bulk copies)."""
 
-    async def append_event(self, **params: Any) -> None:
-        """Append an event (type, owner, session_id, run_id, data, created_at). Event ids of a
-        session increase in commit order, so a reader resuming after an id never skips one."""
+    async def append_events(self, events: list[dict[str, Any]], /) -> None:
+        """Append events (each: type, owner, session_id, run_id, data, created_at), in order.
+        Event ids of a session increase in commit order, so a reader resuming after an id
+        never skips one."""
 
     def publish(self, *topics: str) -> None:
         """Announce topics on the change feed once (and only if) the transaction commits."""

@@ -1,21 +1,27 @@
-"""Memory in three scopes (run, session, user) and promotion, for the SQL stores."""
+"""Memory in four scopes (run, session, user, app) and promotion, for the SQL stores."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from tether.core.errors import Conflict, NotFound
+from tether.core.errors import Conflict, NotFound, UsageError
 from tether.core.event import EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.status import RUN_TERMINAL, RunStatus
 from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Tx
-from tether.store.sql.rows import join_namespace, memory_from_row, split_namespace, to_us
+from tether.store.sql.rows import (
+    join_namespace,
+    memory_from_row,
+    split_namespace,
+    stored_scope_id,
+    to_us,
+)
 
 
 class MemoryPart(SqlBase):
-    """Layered memory: working memory of a run, session memory, user memory."""
+    """Layered memory: working memory of a run, session memory, user memory, app memory."""
 
     def _item(self, row: Any) -> MemoryItem:
         return memory_from_row(row, self._db.load_json)
@@ -28,6 +34,10 @@ class MemoryPart(SqlBase):
             if owner is not None and owner != scope_id:
                 raise NotFound("user", scope_id)
             return scope_id, None, None
+        if scope is MemoryScope.APP:
+            if owner is None:
+                raise UsageError("app memory is written for an owner")
+            return owner, None, None
         if scope is MemoryScope.SESSION:
             touched = await self._touch_active(tx, scope_id, owner=owner, now=now)
             return touched["owner"], scope_id, None
@@ -71,7 +81,7 @@ class MemoryPart(SqlBase):
             row = await tx.one(
                 "upsert_memory",
                 scope=scope.value,
-                scope_id=scope_id,
+                scope_id=stored_scope_id(scope, scope_id, item_owner),
                 namespace=join_namespace(namespace),
                 key=key,
                 value=self._j(value),
@@ -92,13 +102,19 @@ class MemoryPart(SqlBase):
         return item
 
     async def get_memory(
-        self, *, scope: MemoryScope, scope_id: str, key: str, namespace: tuple[str, ...] = ()
+        self,
+        *,
+        scope: MemoryScope,
+        scope_id: str,
+        key: str,
+        namespace: tuple[str, ...] = (),
+        owner: str | None = None,
     ) -> MemoryItem | None:
         async with self._db.read() as tx:
             row = await tx.one(
                 "get_memory",
                 scope=scope.value,
-                scope_id=scope_id,
+                scope_id=stored_scope_id(scope, scope_id, owner),
                 namespace=join_namespace(namespace),
                 key=key,
             )
@@ -112,12 +128,13 @@ class MemoryPart(SqlBase):
         namespace_prefix: tuple[str, ...] | None = (),
         limit: int = 1000,
         offset: int = 0,
+        owner: str | None = None,
     ) -> list[MemoryItem]:
         async with self._db.read() as tx:
             rows = await tx.all(
                 "list_memory_in_namespace",
                 scope=scope.value,
-                scope_id=scope_id,
+                scope_id=stored_scope_id(scope, scope_id, owner),
                 namespace=join_namespace(namespace_prefix or ()),
                 recursive=namespace_prefix is None or len(namespace_prefix) > 0,
                 limit=limit,
@@ -145,7 +162,7 @@ class MemoryPart(SqlBase):
             row = await tx.one(
                 "delete_memory",
                 scope=scope.value,
-                scope_id=scope_id,
+                scope_id=stored_scope_id(scope, scope_id, item_owner),
                 namespace=join_namespace(namespace),
                 key=key,
             )

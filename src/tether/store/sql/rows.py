@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -82,6 +83,8 @@ def session_from_row(row: Row, load: LoadJson) -> Session:
         closed_at=opt_dt(row["closed_at"]),
         run_count=row["run_count"] - row["deleted_runs"],
         usage=_usage(row),
+        external_key=row["external_key"],
+        app=row["app"],
     )
 
 
@@ -137,23 +140,85 @@ def step_from_row(row: Row, load: LoadJson) -> Step:
     )
 
 
+_ROLES = {role.value: role for role in Role}
+#: The columns message_from_row decodes, in this order: every query whose rows it decodes
+#: selects exactly these (``SELECT <MESSAGE_COLUMNS>``).
+MESSAGE_COLUMNS = (
+    "id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at"
+)
+#: Each field's slot setter, in field order (one name per field: a field added to Message and
+#: not decoded here fails at import). Conversations are read thousands of messages at a time,
+#: and a frozen dataclass's __init__ costs several times as much as setting its slots.
+(
+    _put_id,
+    _put_session_id,
+    _put_seq,
+    _put_role,
+    _put_content,
+    _put_created_at,
+    _put_run_id,
+    _put_metadata,
+    _put_item,
+    _put_removed_at,
+) = (getattr(Message, f.name).__set__ for f in dataclasses.fields(Message))
+_new = object.__new__
+
+
 def message_from_row(row: Row, load: LoadJson) -> Message:
-    return Message(
-        id=row["id"],
-        session_id=row["session_id"],
-        seq=row["seq"],
-        role=Role(row["role"]),
-        content=row["content"],
-        created_at=from_us(row["created_at"]),
-        run_id=row["run_id"],
-        metadata=load(row["metadata"]) or {},
-    )
+    """A message from a row of MESSAGE_COLUMNS, read by position (a row's values come in
+    column order from both backends: a dict's from PostgreSQL, a tuple-like's from SQLite)."""
+    columns: Any = row.values() if isinstance(row, dict) else row
+    id_, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at = columns
+    message: Message = _new(Message)
+    _put_id(message, id_)
+    _put_session_id(message, session_id)
+    _put_seq(message, seq)
+    _put_role(message, _ROLES[role])
+    _put_content(message, content)
+    _put_created_at(message, _EPOCH + timedelta(0, 0, created_at))
+    _put_run_id(message, run_id)
+    _put_metadata(message, load(metadata) or {})
+    _put_item(message, load(item))
+    _put_removed_at(message, None if removed_at is None else from_us(removed_at))
+    return message
+
+
+def message_data(message: Message, created_at: str | None) -> dict[str, Any]:
+    """What ``serde.to_data(message)`` gives (created_at: its ISO form), built directly: a
+    batch writes one per message into its event."""
+    return {
+        "id": message.id,
+        "session_id": message.session_id,
+        "seq": message.seq,
+        "role": message.role.value,
+        "content": message.content,
+        "created_at": created_at,
+        "run_id": message.run_id,
+        "metadata": message.metadata,
+        "item": message.item,
+        "removed_at": None,
+    }
+
+
+def stored_scope_id(scope: MemoryScope, scope_id: str, owner: str | None) -> str:
+    """The scope_id column of an item: an app's items are stored under their owner too, so
+    that two owners' apps of the same name share nothing (owners are printable: the separator
+    never occurs in one)."""
+    if scope is not MemoryScope.APP:
+        return scope_id
+    if owner is None:
+        raise ValueError("app memory is always read and written for an owner")
+    return f"{owner}{NAMESPACE_SEP}{scope_id}"
 
 
 def memory_from_row(row: Row, load: LoadJson) -> MemoryItem:
+    scope = MemoryScope(row["scope"])
+    scope_id = row["scope_id"]
+    if scope is MemoryScope.APP:
+        scope_id = scope_id.split(NAMESPACE_SEP, 1)[1]
     return MemoryItem(
-        scope=MemoryScope(row["scope"]),
-        scope_id=row["scope_id"],
+        scope=scope,
+        scope_id=scope_id,
         key=row["key"],
         value=load(row["value"]),
         created_at=from_us(row["created_at"]),

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from tether.core.clock import to_iso
 from tether.core.errors import AlreadyExists, NotFound
 from tether.core.event import Event, EventType
 from tether.core.ids import new_id
-from tether.core.message import Message, Role
+from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.session import Session
 from tether.core.status import SessionStatus
@@ -19,12 +21,17 @@ from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
     event_from_row,
+    message_data,
     message_from_row,
     session_from_row,
     to_us,
 )
 
 _MAX_SEQ = 2**62
+
+
+class _NothingToRemove(Exception):
+    """A pop or clear found nothing to take out: its transaction is rolled back (internal)."""
 
 
 def _like(text: str) -> str:
@@ -37,34 +44,69 @@ class SessionsPart(SqlBase):
 
     async def create_session(self, session: Session) -> Session:
         async with self._db.write() as tx:
-            if await tx.one("session_exists", id=session.id) is not None:
-                raise AlreadyExists(f"session {session.id} already exists")
-            await tx.run(
-                "insert_session",
-                id=session.id,
-                owner=session.owner,
-                title=session.title,
-                status=session.status.value,
-                metadata=self._j(session.metadata),
-                context=self._j(session.context),
-                ttl_seconds=session.ttl_seconds,
-                created_at=to_us(session.created_at),
-                updated_at=to_us(session.updated_at),
-                last_activity_at=to_us(session.last_activity_at),
-            )
-            await self._event(
-                tx,
-                EventType.SESSION_CREATED,
-                owner=session.owner,
-                now=session.created_at,
-                session_id=session.id,
-                data={"session": session},
-            )
+            if session.external_key is not None:
+                await self._check_key_free(tx, session.owner, session.external_key, session.id)
+            await self._insert_session(tx, session)
         return session
+
+    async def get_or_create_session(self, session: Session) -> tuple[Session, bool]:
+        if session.external_key is None:
+            raise ValueError("get_or_create_session needs a session with an external key")
+        async with self._db.write() as tx:
+            row = await tx.one("session_by_key", owner=session.owner, key=session.external_key)
+            if row is not None:
+                return session_from_row(row, self._db.load_json), False
+            await self._insert_session(tx, session)
+        return session, True
+
+    async def _insert_session(self, tx: Tx, session: Session) -> None:
+        """Insert session (+ session.created); AlreadyExists if its id is taken. On PostgreSQL
+        a concurrent insert of the same id or key fails the transaction as a lost race, and the
+        store runs the operation again: it then finds what won."""
+        if await tx.one("session_exists", id=session.id) is not None:
+            raise AlreadyExists(f"session {session.id} already exists")
+        await tx.run(
+            "insert_session",
+            id=session.id,
+            owner=session.owner,
+            title=session.title,
+            status=session.status.value,
+            metadata=self._j(session.metadata),
+            context=self._j(session.context),
+            ttl_seconds=session.ttl_seconds,
+            created_at=to_us(session.created_at),
+            updated_at=to_us(session.updated_at),
+            last_activity_at=to_us(session.last_activity_at),
+            external_key=session.external_key,
+            app=session.app,
+        )
+        await self._event(
+            tx,
+            EventType.SESSION_CREATED,
+            owner=session.owner,
+            now=session.created_at,
+            session_id=session.id,
+            data={"session": session},
+        )
+
+    async def _check_key_free(self, tx: Tx, owner: str, key: str, session_id: str) -> None:
+        """AlreadyExists when another session of owner has the external key."""
+        row = await tx.one("session_by_key", owner=owner, key=key)
+        if row is not None and row["id"] != session_id:
+            raise AlreadyExists(
+                f"the external key {key!r} already names session {row['id']}",
+                external_key=key,
+                session_id=row["id"],
+            )
 
     async def get_session(self, session_id: str, *, owner: str | None = None) -> Session | None:
         async with self._db.read() as tx:
             row = await tx.one("get_session", id=session_id, owner=owner)
+        return None if row is None else session_from_row(row, self._db.load_json)
+
+    async def get_session_by_key(self, key: str, *, owner: str) -> Session | None:
+        async with self._db.read() as tx:
+            row = await tx.one("session_by_key", owner=owner, key=key)
         return None if row is None else session_from_row(row, self._db.load_json)
 
     async def list_sessions(
@@ -75,6 +117,8 @@ class SessionsPart(SqlBase):
         status: SessionStatus | None = None,
         query: str | None = None,
         metadata: dict[str, Any] | None = None,
+        app: str | None = None,
+        key_prefix: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page[Session]:
@@ -84,6 +128,8 @@ class SessionsPart(SqlBase):
             "status": None if status is None else status.value,
             "query": _like(query) if query else None,
             "metadata": self._j(metadata) if metadata else None,
+            "app": app,
+            "key_prefix": key_prefix or None,
             "limit": limit + 1,
         }
         if cursor is None:
@@ -110,8 +156,13 @@ class SessionsPart(SqlBase):
         metadata: dict[str, Any] | Unset = UNSET,
         context: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
+        external_key: str | Unset | None = UNSET,
+        app: str | Unset | None = UNSET,
     ) -> Session:
         async with self._db.write() as tx:
+            if isinstance(external_key, str):
+                current = await self._session_in(tx, session_id, owner)
+                await self._check_key_free(tx, current.owner, external_key, session_id)
             row = await tx.one(
                 "update_session",
                 id=session_id,
@@ -125,6 +176,10 @@ class SessionsPart(SqlBase):
                 context=None if context is UNSET else self._j(context),
                 set_ttl=ttl_seconds is not UNSET,
                 ttl_seconds=None if ttl_seconds is UNSET else ttl_seconds,
+                set_external_key=external_key is not UNSET,
+                external_key=None if external_key is UNSET else external_key,
+                set_app=app is not UNSET,
+                app=None if app is UNSET else app,
             )
             if row is None:
                 await self._refuse(tx, session_id, owner=owner, now=now)
@@ -136,6 +191,8 @@ class SessionsPart(SqlBase):
                     ("metadata", metadata),
                     ("context", context),
                     ("ttl_seconds", ttl_seconds),
+                    ("external_key", external_key),
+                    ("app", app),
                 )
                 if value is not UNSET
             }
@@ -225,6 +282,7 @@ class SessionsPart(SqlBase):
         now: datetime,
         run_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        item: dict[str, Any] | None = None,
     ) -> Message:
         async with self._db.write() as tx:
             touched = await self._touch_active(tx, session_id, owner=owner, now=now, add_messages=1)
@@ -237,22 +295,66 @@ class SessionsPart(SqlBase):
                 created_at=now,
                 run_id=run_id,
                 metadata=metadata or {},
+                item=item,
             )
             await self._insert_message(tx, message, touched["owner"])
         return message
 
+    async def add_messages(
+        self,
+        *,
+        session_id: str,
+        owner: str | None,
+        messages: Sequence[NewMessage],
+        now: datetime,
+    ) -> list[Message]:
+        if not messages:
+            raise ValueError("add_messages needs at least one message")
+        async with self._db.write() as tx:
+            touched = await self._touch_active(
+                tx, session_id, owner=owner, now=now, add_messages=len(messages)
+            )
+            first = touched["message_count"] - len(messages) + 1
+            added = [
+                Message(
+                    id=new_id(),
+                    session_id=session_id,
+                    seq=first + n,
+                    role=new.role,
+                    content=new.content,
+                    created_at=now,
+                    metadata=new.metadata,
+                    item=new.item,
+                )
+                for n, new in enumerate(messages)
+            ]
+            await tx.many("insert_message", [self._message_row(m) for m in added])
+            at = to_iso(now)
+            await self._events(
+                tx,
+                EventType.MESSAGE_ADDED,
+                owner=touched["owner"],
+                now=now,
+                session_id=session_id,
+                data=[{"message": message_data(m, at)} for m in added],
+            )
+        return added
+
+    def _message_row(self, message: Message) -> dict[str, Any]:
+        return {
+            "id": message.id,
+            "session_id": message.session_id,
+            "seq": message.seq,
+            "role": message.role.value,
+            "content": message.content,
+            "run_id": message.run_id,
+            "metadata": self._j(message.metadata),
+            "created_at": to_us(message.created_at),
+            "item": self._j(message.item),
+        }
+
     async def _insert_message(self, tx: Tx, message: Message, owner: str) -> None:
-        await tx.run(
-            "insert_message",
-            id=message.id,
-            session_id=message.session_id,
-            seq=message.seq,
-            role=message.role.value,
-            content=message.content,
-            run_id=message.run_id,
-            metadata=self._j(message.metadata),
-            created_at=to_us(message.created_at),
-        )
+        await tx.run("insert_message", **self._message_row(message))
         await self._event(
             tx,
             EventType.MESSAGE_ADDED,
@@ -267,20 +369,81 @@ class SessionsPart(SqlBase):
         self,
         session_id: str,
         *,
+        owner: str | None = None,
         limit: int = 100,
         after_seq: int | None = None,
         before_seq: int | None = None,
         newest_first: bool = False,
+        include_removed: bool = False,
     ) -> list[Message]:
         async with self._db.read() as tx:
             rows = await tx.all(
                 "messages_backward" if newest_first else "messages_forward",
                 session_id=session_id,
+                owner=owner,
                 after_seq=after_seq or 0,
                 before_seq=_MAX_SEQ if before_seq is None else before_seq,
+                removed=include_removed,
                 limit=limit,
             )
-        return [message_from_row(r, self._db.load_json) for r in rows]
+        load = self._db.load_json
+        return [message_from_row(r, load) for r in rows]
+
+    async def pop_message(
+        self, session_id: str, *, owner: str | None, now: datetime
+    ) -> Message | None:
+        try:
+            return await self._pop(session_id, owner=owner, now=now)
+        except _NothingToRemove:
+            return None
+
+    async def _pop(self, session_id: str, *, owner: str | None, now: datetime) -> Message:
+        async with self._db.write() as tx:
+            # Taking the session row first serialises this with every append and removal.
+            touched = await self._touch_active(tx, session_id, owner=owner, now=now)
+            newest = await tx.one(
+                "newest_message", session_id=session_id, after_seq=touched["cleared_seq"]
+            )
+            if newest is None:
+                raise _NothingToRemove  # rolls the touch back: nothing changed
+            row = await tx.one("remove_message", id=newest["id"], now=to_us(now))
+            assert row is not None  # the session row, locked above, serialises removals
+            removed = message_from_row(row, self._db.load_json)
+            await self._event(
+                tx,
+                EventType.MESSAGE_REMOVED,
+                owner=touched["owner"],
+                now=now,
+                session_id=session_id,
+                data={"message_id": removed.id, "seq": removed.seq},
+            )
+        return removed
+
+    async def clear_messages(self, session_id: str, *, owner: str | None, now: datetime) -> int:
+        try:
+            return await self._clear(session_id, owner=owner, now=now)
+        except _NothingToRemove:
+            return 0
+
+    async def _clear(self, session_id: str, *, owner: str | None, now: datetime) -> int:
+        async with self._db.write() as tx:
+            touched = await self._touch_active(tx, session_id, owner=owner, now=now)
+            floor, through = touched["cleared_seq"], touched["message_count"]
+            removed = await tx.run(
+                "remove_messages", session_id=session_id, after_seq=floor, now=to_us(now)
+            )
+            if not removed:
+                raise _NothingToRemove  # rolls the touch back: nothing changed
+            await tx.run("set_cleared_seq", id=session_id, seq=through)
+            await self._event(
+                tx,
+                EventType.MESSAGES_CLEARED,
+                owner=touched["owner"],
+                now=now,
+                session_id=session_id,
+                data={"after_seq": floor, "through_seq": through, "removed": removed},
+            )
+        return removed
 
     # -- events --------------------------------------------------------------------------------
 

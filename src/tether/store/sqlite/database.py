@@ -80,9 +80,12 @@ class _Tx:
         sql, conn = _QUERIES[query], self._conn
         await self._db.call(conn, lambda: conn.executemany(sql, rows), query)
 
-    async def append_event(self, **params: Any) -> None:
+    async def append_events(self, events: list[dict[str, Any]], /) -> None:
         # One writer at a time: ids are allocated in commit order already.
-        await self.run("insert_event", **params)
+        if len(events) == 1:
+            await self.run("insert_event", **events[0])
+        else:
+            await self.many("insert_event", events)
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
@@ -189,6 +192,8 @@ class SqliteDatabase:
     def dump_json(self, value: Any) -> str | None:
         if value is None:
             return None
+        if type(value) is dict and not value:  # the most common value by far (no metadata)
+            return "{}"
         return check_json(_encode(value))
 
     def load_json(self, column: Any) -> Any:

@@ -19,12 +19,15 @@ SELECT 1 FROM sessions WHERE id = :id;
 
 -- name: insert_session
 INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
-                      updated_at, last_activity_at)
+                      updated_at, last_activity_at, external_key, app)
 VALUES (:id, :owner, :title, :status, :metadata, :context, :ttl_seconds, :created_at,
-        :updated_at, :last_activity_at);
+        :updated_at, :last_activity_at, :external_key, :app);
 
 -- name: get_session
 SELECT * FROM sessions WHERE id = :id AND (:owner IS NULL OR owner = :owner);
+
+-- name: session_by_key
+SELECT * FROM sessions WHERE owner = :owner AND external_key = :key;
 
 -- name: touch_active_session
 UPDATE sessions
@@ -33,7 +36,7 @@ SET last_activity_at = :now,
     run_count = run_count + :add_runs
 WHERE id = :id AND (:owner IS NULL OR owner = :owner) AND status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
-RETURNING owner, message_count, run_count;
+RETURNING owner, message_count, run_count, cleared_seq;
 
 -- name: touch_session_softly
 UPDATE sessions SET last_activity_at = :now
@@ -50,7 +53,11 @@ WHERE owner = :owner
        OR (:status = 'expired' AND (status = 'expired'
            OR (status = 'active' AND ttl_seconds IS NOT NULL
                AND last_activity_at + ttl_seconds * 1000000 <= :now))))
-  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\')
+  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\'
+       OR external_key LIKE :query ESCAPE '\')
+  AND (:app IS NULL OR app = :app)
+  AND (:key_prefix IS NULL
+       OR substr(external_key, 1, length(:key_prefix)) = :key_prefix)
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
         WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
@@ -68,7 +75,11 @@ WHERE owner = :owner
        OR (:status = 'expired' AND (status = 'expired'
            OR (status = 'active' AND ttl_seconds IS NOT NULL
                AND last_activity_at + ttl_seconds * 1000000 <= :now))))
-  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\')
+  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\'
+       OR external_key LIKE :query ESCAPE '\')
+  AND (:app IS NULL OR app = :app)
+  AND (:key_prefix IS NULL
+       OR substr(external_key, 1, length(:key_prefix)) = :key_prefix)
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
         WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
@@ -81,6 +92,8 @@ SET title = CASE WHEN :set_title THEN :title ELSE title END,
     metadata = CASE WHEN :set_metadata THEN :metadata ELSE metadata END,
     context = CASE WHEN :set_context THEN :context ELSE context END,
     ttl_seconds = CASE WHEN :set_ttl THEN :ttl_seconds ELSE ttl_seconds END,
+    external_key = CASE WHEN :set_external_key THEN :external_key ELSE external_key END,
+    app = CASE WHEN :set_app THEN :app ELSE app END,
     updated_at = :now
 WHERE id = :id AND (:owner IS NULL OR owner = :owner) AND status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
@@ -140,18 +153,53 @@ DELETE FROM sessions WHERE id = :id;
 -- messages -------------------------------------------------------------------------------------
 
 -- name: insert_message
-INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at)
-VALUES (:id, :session_id, :seq, :role, :content, :run_id, :metadata, :created_at);
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at, item)
+VALUES (:id, :session_id, :seq, :role, :content, :run_id, :metadata, :created_at, :item);
 
+-- The conversation, in the columns (and their order) rows.message_from_row reads: messages
+-- above the session's cleared_seq (one index range, however much a clear removed) and not
+-- popped, unless removed ones are asked for too (:removed). The session row also scopes the
+-- read to its owner: another owner's session reads as empty.
 -- name: messages_forward
-SELECT * FROM messages
-WHERE session_id = :session_id AND seq > :after_seq AND seq < :before_seq
+SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+FROM messages
+WHERE session_id = :session_id AND seq < :before_seq
+  AND seq > max(:after_seq, COALESCE((SELECT CASE WHEN :removed THEN 0 ELSE cleared_seq END
+                                      FROM sessions
+                                      WHERE id = :session_id
+                                        AND (:owner IS NULL OR owner = :owner)),
+                                     :before_seq))
+  AND (:removed OR removed_at IS NULL)
 ORDER BY seq LIMIT :limit;
 
 -- name: messages_backward
-SELECT * FROM messages
-WHERE session_id = :session_id AND seq > :after_seq AND seq < :before_seq
+SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+FROM messages
+WHERE session_id = :session_id AND seq < :before_seq
+  AND seq > max(:after_seq, COALESCE((SELECT CASE WHEN :removed THEN 0 ELSE cleared_seq END
+                                      FROM sessions
+                                      WHERE id = :session_id
+                                        AND (:owner IS NULL OR owner = :owner)),
+                                     :before_seq))
+  AND (:removed OR removed_at IS NULL)
 ORDER BY seq DESC LIMIT :limit;
+
+-- name: newest_message
+SELECT id FROM messages
+WHERE session_id = :session_id AND seq > :after_seq AND removed_at IS NULL
+ORDER BY seq DESC LIMIT 1;
+
+-- name: remove_message
+UPDATE messages SET removed_at = max(:now, created_at)
+WHERE id = :id AND removed_at IS NULL
+RETURNING id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at;
+
+-- name: remove_messages
+UPDATE messages SET removed_at = max(:now, created_at)
+WHERE session_id = :session_id AND seq > :after_seq AND removed_at IS NULL;
+
+-- name: set_cleared_seq
+UPDATE sessions SET cleared_seq = :seq WHERE id = :id;
 
 -- name: delete_run_messages
 DELETE FROM messages WHERE run_id = :run_id;
@@ -544,10 +592,11 @@ ORDER BY id LIMIT :limit;
 -- name: copy_insert_sessions
 INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
                      updated_at, last_activity_at, closed_at, run_count, message_count,
-                     input_tokens, output_tokens, model_requests, deleted_runs)
+                     input_tokens, output_tokens, model_requests, deleted_runs, external_key, app,
+                     cleared_seq)
 VALUES (:id, :owner, :title, :status, :metadata, :context, :ttl_seconds, :created_at,
         :updated_at, :last_activity_at, :closed_at, :run_count, :message_count, :input_tokens,
-        :output_tokens, :model_requests, :deleted_runs);
+        :output_tokens, :model_requests, :deleted_runs, :external_key, :app, :cleared_seq);
 
 -- name: copy_clear_sessions
 DELETE FROM sessions;
@@ -599,8 +648,10 @@ SELECT * FROM messages WHERE id > :after_id
 ORDER BY id LIMIT :limit;
 
 -- name: copy_insert_messages
-INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at)
-VALUES (:id, :session_id, :seq, :role, :content, :run_id, :metadata, :created_at);
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at, item,
+                      removed_at)
+VALUES (:id, :session_id, :seq, :role, :content, :run_id, :metadata, :created_at, :item,
+        :removed_at);
 
 -- name: copy_clear_messages
 DELETE FROM messages;

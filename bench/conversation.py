@@ -1,0 +1,284 @@
+"""Reading and appending a conversation through the public library, beside bare SQL.
+
+In one SQLite file (durability ``normal``), a session holds H messages (default 10,000) of about
+200 characters. Each operation is timed through the synchronous library (``tether.open``, its
+hop to the library's event-loop thread included) and through the async one (``tether.open_async``
+on the caller's loop), each interleaved in the same rounds with a bare ``sqlite3`` read on its own
+connection to the same file (the sync library and the async one in two phases: a sync call from
+inside a running event loop pays for the two loops' threads taking turns):
+
+* the newest N messages (default 50): ``session.messages.tail(N)`` vs ``SELECT <columns> FROM
+  messages WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT N`` (the index tether
+  reads by, all the columns tether reads, rows as plain tuples);
+* the N before a message in the middle: ``tail(N, before=SEQ)`` vs the same with ``seq < SEQ``;
+* the whole conversation: ``session.messages.list()`` vs ``SELECT <columns> ... ORDER BY seq``;
+* appending: one message per call (``session.messages.add``) vs batches of B (default 100,
+  ``session.messages.add_many``), each message with its event, per message.
+
+Each figure is the median of the rounds; the ratio of two medians measured in the same run.
+Goals (issue 13): a tail read within 3x the bare read, the whole conversation within 2x, and a
+message appended in a batch of 100 at least 10x cheaper than one appended alone.
+
+    .venv/bin/python bench/conversation.py
+    .venv/bin/python bench/conversation.py --history 1000 --rounds 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from random import Random
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+import tether
+from tether.store.sql.rows import MESSAGE_COLUMNS
+
+_PHRASES = (
+    "the tests fail because module calc imports tokenizer which is missing run pytest again",
+    "fix the import keep the change minimal python version project requirements add a helper",
+)
+_WORDS = [word for phrase in _PHRASES for word in phrase.split(" ")]
+
+
+def _text(rng: Random) -> str:
+    words = []
+    while sum(len(w) + 1 for w in words) < 200:
+        words.append(rng.choice(_WORDS))
+    return " ".join(words)
+
+
+@dataclass
+class Timed:
+    """One operation and its samples (nanoseconds, per call or per message)."""
+
+    name: str
+    run: Callable[[], Any]
+    per: int = 1
+    samples: list[float] = field(default_factory=list)
+
+    def once(self) -> None:
+        started = time.perf_counter_ns()
+        self.run()
+        self.samples.append((time.perf_counter_ns() - started) / self.per)
+
+    async def aonce(self) -> None:
+        started = time.perf_counter_ns()
+        done = self.run()
+        if inspect.isawaitable(done):
+            await done
+        self.samples.append((time.perf_counter_ns() - started) / self.per)
+
+    @property
+    def median_us(self) -> float:
+        return statistics.median(self.samples) / 1000
+
+
+def measure(groups: list[list[Timed]], rounds: int, warmup: int) -> None:
+    """Interleave every operation, one call each per round; the warm-up rounds are dropped."""
+    for index in range(warmup + rounds):
+        for group in groups:
+            for op in group:
+                op.once()
+        if index + 1 == warmup:
+            _forget(groups)
+
+
+async def ameasure(groups: list[list[Timed]], rounds: int, warmup: int) -> None:
+    """measure, on the running event loop (operations may be coroutines)."""
+    for index in range(warmup + rounds):
+        for group in groups:
+            for op in group:
+                await op.aonce()
+        if index + 1 == warmup:
+            _forget(groups)
+
+
+def _forget(groups: list[list[Timed]]) -> None:
+    for group in groups:
+        for op in group:
+            op.samples.clear()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--history", type=int, default=10_000, help="messages in the session")
+    parser.add_argument("--tail", type=int, default=50, help="messages a tail read takes")
+    parser.add_argument("--batch", type=int, default=100, help="messages per batch append")
+    parser.add_argument("--rounds", type=int, default=200, help="timed rounds")
+    parser.add_argument("--whole-rounds", type=int, default=20, help="rounds reading it whole")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--dir", help="where the database file goes (default: a temp dir)")
+    args = parser.parse_args()
+    if min(args.history, args.tail, args.batch, args.rounds, args.whole_rounds) < 1:
+        parser.error("sizes and rounds must be >= 1")
+    if args.batch > 1000 or args.tail > 1000:
+        parser.error("--batch and --tail are at most 1000")
+    console = Console(width=160 if not sys.stdout.isatty() else None)
+    folder = Path(tempfile.mkdtemp(prefix="tether-conversation-", dir=args.dir))
+    path = folder / "tether.db"
+    bare = sqlite3.connect(path)
+    try:
+        console.print(f"filling a session with {args.history:,} messages in {folder} …")
+        with tether.open(path, worker=False) as tt:
+            session = tt.sessions.create(title="bench")
+            appends = tt.sessions.create(title="appends")
+            for start in range(0, args.history, 1000):
+                size = min(1000, args.history - start)
+                session.messages.add_many([_message(Random(start + n)) for n in range(size)])
+            console.print(f"timing {args.rounds} rounds ({args.whole_rounds} for whole reads) …")
+            sync = Phase(args, bare, session.id)
+            sync.reads(session.messages.tail, session.messages.list)
+            sync.writes(appends.messages.add, appends.messages.add_many)
+            sync.run_sync()
+
+        async def run_async() -> Phase:
+            async with await tether.open_async(path, worker=False) as att:
+                phase = Phase(args, bare, session.id)
+                asession = await att.sessions.get(session.id)
+                aappends = await att.sessions.get(appends.id)
+                phase.reads(asession.messages.tail, asession.messages.list)
+                phase.writes(aappends.messages.add, aappends.messages.add_many)
+                await phase.run_async()
+                return phase
+
+        report(console, args, {"tether.open": sync, "tether.open_async": asyncio.run(run_async())})
+    finally:
+        bare.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+def _message(rng: Random) -> dict[str, Any]:
+    return {"role": "user" if rng.random() < 0.5 else "assistant", "content": _text(rng)}
+
+
+def _checked(expected: int) -> Callable[[Any], Any]:
+    def check(got: Any) -> Any:
+        if inspect.isawaitable(got):
+            return _acheck(got, expected)
+        if len(got) != expected:
+            raise AssertionError(f"read {len(got)} messages, expected {expected}")
+        return got
+
+    return check
+
+
+async def _acheck(got: Any, expected: int) -> None:
+    _checked(expected)(await got)
+
+
+class Phase:
+    """The operations of one library (sync or async), each beside its bare read."""
+
+    def __init__(self, args: argparse.Namespace, bare: sqlite3.Connection, session_id: str):
+        self.args = args
+        self.bare = bare
+        self.session_id = session_id
+        self.middle = args.history // 2 + 1
+        self.read_groups: list[list[Timed]] = []
+        self.whole: list[Timed] = []
+        self.write_group: list[Timed] = []
+
+    def reads(self, tail: Callable[..., Any], whole: Callable[[], Any]) -> None:
+        args, sid, middle = self.args, self.session_id, self.middle
+        tail_sql = (
+            f"SELECT {MESSAGE_COLUMNS} FROM messages"
+            " WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
+        )
+        whole_sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY seq"
+        newest, before = _checked(args.tail), _checked(min(args.tail, middle - 1))
+        everything = _checked(args.history)
+        query = self.bare.execute
+        self.read_groups = [
+            [
+                Timed("bare", lambda: newest(query(tail_sql, (sid, 2**62, args.tail)).fetchall())),
+                Timed("tether", lambda: newest(tail(args.tail))),
+            ],
+            [
+                Timed("bare", lambda: before(query(tail_sql, (sid, middle, args.tail)).fetchall())),
+                Timed("tether", lambda: before(tail(args.tail, before=middle))),
+            ],
+        ]
+        self.whole = [
+            Timed("bare", lambda: everything(query(whole_sql, (sid,)).fetchall())),
+            Timed("tether", lambda: everything(whole())),
+        ]
+
+    def writes(self, add: Callable[..., Any], add_many: Callable[..., Any]) -> None:
+        rng = Random(11)
+        count = self.args.rounds + self.args.warmup
+        singles = iter([_message(rng) for _ in range(count)])
+        batches = iter([[_message(rng) for _ in range(self.args.batch)] for _ in range(count)])
+        self.write_group = [
+            Timed("one", lambda: add(**next(singles))),
+            Timed("batch", lambda: add_many(next(batches)), per=self.args.batch),
+        ]
+
+    def run_sync(self) -> None:
+        measure(self.read_groups, self.args.rounds, self.args.warmup)
+        measure([self.whole], self.args.whole_rounds, 1)
+        measure([self.write_group], self.args.rounds, self.args.warmup)
+
+    async def run_async(self) -> None:
+        await ameasure(self.read_groups, self.args.rounds, self.args.warmup)
+        await ameasure([self.whole], self.args.whole_rounds, 1)
+        await ameasure([self.write_group], self.args.rounds, self.args.warmup)
+
+
+def report(console: Console, args: argparse.Namespace, phases: dict[str, Phase]) -> None:
+    table = Table(
+        title=f"the conversation through the library, H = {args.history:,}, durability=normal"
+    )
+    for column in ("operation", "library", "median µs", "against", "median µs ", "ratio", "goal"):
+        left = column in ("operation", "library", "against")
+        table.add_column(column, justify="left" if left else "right")
+    middle = args.history // 2 + 1
+    names = (
+        f"newest {args.tail}: messages.tail({args.tail})",
+        f"{args.tail} before #{middle}: tail({args.tail}, before={middle})",
+        f"whole conversation ({args.history:,}): messages.list()",
+    )
+    for index, name in enumerate(names):
+        goal = 2.0 if index == 2 else 3.0
+        for library, phase in phases.items():
+            baseline, op = phase.whole if index == 2 else phase.read_groups[index]
+            ratio = op.median_us / baseline.median_us
+            table.add_row(
+                name,
+                library,
+                f"{op.median_us:,.1f}",
+                "bare SQL read",
+                f"{baseline.median_us:,.1f}",
+                f"{ratio:.2f}x",
+                f"<= {goal:g}x {'met' if ratio <= goal else 'MISSED'}",
+            )
+    for library, phase in phases.items():
+        one, batch = phase.write_group
+        cheaper = one.median_us / batch.median_us
+        table.add_row(
+            f"append in batches of {args.batch}: add_many, per message",
+            library,
+            f"{batch.median_us:,.1f}",
+            "one per call: add",
+            f"{one.median_us:,.1f}",
+            f"{cheaper:.1f}x cheaper",
+            f">= 10x {'met' if cheaper >= 10 else 'MISSED'}",
+        )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
