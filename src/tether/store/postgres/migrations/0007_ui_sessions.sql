@@ -1,4 +1,4 @@
--- tether schema, version 6: sessions of the web UI. The browser's cookie holds a random token;
+-- tether schema, version 7: sessions of the web UI. The browser's cookie holds a random token;
 -- only its SHA-256 hash is kept. A session ends at logout, at expires_at, or when its key is
 -- revoked.
 
