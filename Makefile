@@ -10,7 +10,7 @@ JOBS ?= auto
 #: make test fails below this share of lines and branches run (measured, then set a little below).
 COVERAGE_FLOOR := 90
 
-.PHONY: help install demo test test-fast screenshots lint docs format bench bench-store bench-floor bench-conversation bench-engine bench-http bench-postgres bench-peers bench-storage bench-telemetry clean
+.PHONY: help install demo test test-fast screenshots lint docs format bench bench-store bench-floor bench-conversation bench-engine bench-http bench-postgres bench-peers bench-storage bench-telemetry bench-lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -58,7 +58,7 @@ format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: bench-store bench-floor bench-conversation bench-engine bench-http bench-postgres bench-peers bench-storage bench-telemetry ## all benchmarks (bench/), printed as tables
+bench: bench-store bench-floor bench-conversation bench-engine bench-http bench-postgres bench-peers bench-storage bench-telemetry bench-lock ## all benchmarks (bench/), printed as tables
 
 bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
@@ -74,6 +74,10 @@ bench-engine: $(STAMP) ## engine runs/s and per-run overhead, with where the tim
 
 bench-http: $(STAMP) ## the HTTP service under load
 	$(PY) bench/http_load.py
+
+bench-lock: $(STAMP) ## /healthz and SSE heartbeats while another process holds SQLite's lock
+	$(PY) bench/lock_wait.py --hold 8
+	$(PY) bench/lock_wait.py --hold 12
 
 bench-postgres: $(STAMP) ## PostgreSQL: runs/s with 1, 2, 4 worker processes; append cost vs history
 	$(PY) bench/postgres.py

@@ -427,7 +427,7 @@ async def measure(
     def reset() -> None:
         nonlocal position
         position = 0
-        with store.database._lock:
+        with store.database._lock.hold():
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(
                 "DELETE FROM messages WHERE session_id = ? AND seq > ?", (session.id, base_messages)

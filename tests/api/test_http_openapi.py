@@ -1,6 +1,7 @@
 """Property-based testing of every route in the OpenAPI spec with schemathesis, against the live
-server: valid and invalid inputs alike, no response is a 5xx, and every error is a problem with a
-stable code."""
+server: valid and invalid inputs alike, no response is a 5xx, every answer conforms to the spec
+(its status, media type, headers and body are declared there), and every error is a problem with
+a stable code."""
 
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ from httpkit import Server, new_run, new_session, start_server, wait_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from tether.api import create_app
 from tether.api.errors import PROBLEM_JSON
@@ -25,6 +33,14 @@ OPERATIONS = [
     for method in item
 ]
 EXAMPLES = 8
+#: What every answer is checked for.
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+]
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +78,13 @@ def _check(fuzzed: Server, case: Any, auth: dict[str, str]) -> None:
                 status, content_type = response.status_code, response.headers["content-type"]
             finally:
                 response.close()
+        assert (
+            status in case.operation.definition.raw["responses"]
+            or str(status) in (case.operation.definition.raw["responses"])
+        ), status
     else:
         answer = case.call(headers=auth, timeout=30)
+        case.validate_response(answer, checks=CHECKS)
         status, content_type = answer.status_code, answer.headers.get("content-type", [""])[0]
         if status >= 400:
             assert isinstance(answer.json()["code"], str), answer.text

@@ -227,7 +227,7 @@ def _raw_post(server: Server, head: str, body: bytes) -> bytes:
 def test_a_body_declared_too_large_is_refused_even_if_it_never_arrives(small: Server) -> None:
     key = small.keys["alice"]
     head = (
-        "POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Authorization: Bearer {key}\r\nContent-Length: 1000000"
     )
     started = time.monotonic()

@@ -56,6 +56,10 @@ SMALL = {
         "--runs 5",
         ["run events", "the context it started from", "beyond its steps"],
     ),
+    "lock_wait.py": (
+        "--hold 1 --probe-every 0.05",
+        ["lock held", "/healthz while held", "SSE heartbeat", "the write: 201"],
+    ),
     "telemetry.py": (
         "--runs 10 --rounds 1",
         ["CPU per run", "metrics", "tracing", "both"],

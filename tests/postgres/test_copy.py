@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,12 @@ async def _populate(url: str) -> None:
         key = ApiKey(id=new_id(), owner="alice", prefix="tt_abc", created_at=svc.clock.now())
         await store.create_api_key(key, key_hash="0" * 64)
         await store.revoke_api_key(key.id, now=svc.clock.now())
+        kept = ApiKey(id=new_id(), owner="bob", prefix="tt_def", created_at=svc.clock.now())
+        await store.create_api_key(kept, key_hash="1" * 64)
+        later = svc.clock.now() + timedelta(hours=1)
+        await store.create_ui_session(
+            "2" * 64, key=kept, created_at=svc.clock.now(), expires_at=later
+        )
         await svc.close_session(session.id)
     finally:
         await worker.stop(grace=1.0)
@@ -107,6 +114,7 @@ async def _views(url: str) -> list[object]:
         out.extend(await svc.list_user_memory(namespace=None))
         out.extend(await svc.list_app_memory("shop"))
         out.extend(await store.list_api_keys())
+        out.append(await store.ui_session_owner("2" * 64, now=svc.clock.now()))
         return out
     finally:
         await store.close()

@@ -50,5 +50,5 @@ async def in_process(
     as a client at the given address."""
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, client=client)
-        async with httpx.AsyncClient(transport=transport, base_url="http://tether") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             yield http

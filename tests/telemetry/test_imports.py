@@ -32,7 +32,7 @@ async def main():
     app = create_app(ApiSettings(db=DB, auth=False, metrics=METRICS))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             assert (await http.post("/v1/sessions", json={})).status_code == 201
 
 asyncio.run(main())

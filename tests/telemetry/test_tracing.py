@@ -285,7 +285,7 @@ async def test_the_http_client_carries_the_callers_trace_to_the_server(
     tracer = spans.provider.get_tracer("a program")
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
-        async with AsyncClient("http://tether", transport=transport) as client:
+        async with AsyncClient("http://127.0.0.1", transport=transport) as client:
             with tracer.start_as_current_span("the program's work") as work:
                 session = await client.create_session(title="over HTTP")
                 run = await client.create_run(session.id, "hello")

@@ -1,5 +1,5 @@
-"""Logging in to the UI: the key kept in an http-only cookie, owners kept apart, CSRF refused,
-unknown and other owners' ids answered by a friendly 404 page."""
+"""Logging in to the UI: a server-side UI session in an http-only cookie (never the key), owners
+kept apart, CSRF refused, unknown and other owners' ids answered by a friendly 404 page."""
 
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ def test_login_shows_only_the_owners_sessions(page: Page, server: Server) -> Non
     expect(page.get_by_text("bob: secret plans")).to_have_count(0)
     expect(page.locator(".owner")).to_have_text("alice")
 
-    cookie = next(c for c in page.context.cookies() if c["name"] == "tether_key")
+    cookie = next(c for c in page.context.cookies() if c["name"] == "tether_session")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
+    assert server.keys["alice"] not in cookie["value"]
     assert cookie["secure"]  # a browser keeps a Secure cookie from loopback, even over http
     assert page.evaluate("document.cookie") == ""
 
@@ -58,9 +59,9 @@ def test_login_shows_only_the_owners_sessions(page: Page, server: Server) -> Non
 def test_forms_from_elsewhere_are_refused(page: Page, server: Server) -> None:
     session = new_session(server, "alice", title="csrf target")
     log_in(page, server, "alice")
-    key = next(c["value"] for c in page.context.cookies() if c["name"] == "tether_key")
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "tether_session")
     close = f"{server.url}/ui/sessions/{session['id']}/close"
-    with httpx.Client(cookies={"tether_key": key}) as browser_like:
+    with httpx.Client(cookies={"tether_session": token}) as browser_like:
         # The cookie alone is not enough: the page's token is missing.
         assert browser_like.post(close, data={}).status_code == 403
         token = re.search(

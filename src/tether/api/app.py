@@ -18,27 +18,32 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
-from tether.api import errors
-from tether.api.auth import Authenticate
+from tether.api import errors, openapi
+from tether.api.auth import LOCAL_OWNER, Authenticate
 from tether.api.body_limit import BodyLimit
 from tether.api.empty_query import EmptyQuery
+from tether.api.hosts import CheckHost
 from tether.api.langgraph import routers as langgraph_routers
 from tether.api.native_telemetry import without_native_tracing
 from tether.api.routes import events, health, memory, runs, sessions
 from tether.api.settings import ApiSettings
+from tether.api.utf8 import Utf8Only
 from tether.core.clock import Clock
+from tether.core.hosts import AllowedHosts
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.executor import ModelResolver
 from tether.runtime.instruments import Chain, installed
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
+from tether.runtime.ui_sessions import UiSessions
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 from tether.store.factory import open_store
 from tether.telemetry import create_metrics, tracing_enabled
+from tether.ui import UiSettings
 from tether.ui import install as install_ui
 from tether.version import __version__
 
@@ -66,6 +71,7 @@ def create_app(
 ) -> FastAPI:
     """The HTTP service. A given store is used as is and left open (its owner closes it)."""
     settings = settings or ApiSettings()
+    hosts = AllowedHosts.of(settings.allowed_hosts)
     runtime = replace(
         runtime or RuntimeSettings(),
         concurrency=max(1, settings.workers),
@@ -90,6 +96,7 @@ def create_app(
         )
         app.state.service = service
         app.state.keys = ApiKeys(used, clock=service.clock)
+        app.state.ui_sessions = UiSessions(used, clock=service.clock)
         worker = None
         if settings.workers > 0:
             worker = Worker(
@@ -119,10 +126,13 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # the UI serves /docs itself, without third-party scripts
+        redoc_url=None,
         **without_native_tracing(),
     )
     app.state.settings = settings
     app.state.draining = threading.Event()
+    api = APIRouter()
     for router in (
         health.router,
         sessions.router,
@@ -131,17 +141,28 @@ def create_app(
         memory.router,
         *langgraph_routers,
     ):
-        app.include_router(router)
-    install_ui(app)
+        api.include_router(router)
+    app.include_router(api)
     errors.install(app)
+    openapi.install(app)
+    app.add_middleware(Utf8Only)
     app.add_middleware(EmptyQuery)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(Authenticate, required=settings.auth, router=app.router)
+    ui = UiSettings(
+        auth=settings.auth,
+        hosts=hosts,
+        local_owner=LOCAL_OWNER,
+        docs=settings.docs,
+        heartbeat_seconds=settings.heartbeat_seconds,
+    )
+    install_ui(app, ui)  # its pages authenticate with UI sessions, not API keys
+    app.add_middleware(Authenticate, required=settings.auth, router=api)
     if metrics is not None:
         from tether.api import metrics as metrics_api
 
         app.include_router(metrics_api.router)
         app.add_middleware(metrics_api.CountStreams, metrics=metrics)
+    app.add_middleware(CheckHost, hosts=hosts)  # nothing answers another host
     if tracing_enabled():
         from tether.api.tracing import ServerSpans
         from tether.telemetry import tracing

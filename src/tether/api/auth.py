@@ -3,20 +3,16 @@
 The key comes as ``Authorization: Bearer KEY`` or, as the LangGraph SDK sends it, ``x-api-key``.
 
 Authentication runs as ASGI middleware, before the body is read or validated, so a request
-without a valid key learns nothing but 401. Paths no route serves fall through to the 404 problem.
-The web UI (``/ui``) may also send the key in its http-only cookie; an unauthenticated UI page is
-redirected to the login form instead of answering 401 (its event streams still answer 401).
+without a valid key learns nothing but 401. It guards the API's own routes; paths no route
+serves fall through to the 404 problem (the web UI authenticates its paths itself).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import urlencode
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.requests import cookie_parser
-from starlette.responses import RedirectResponse
 from starlette.routing import Match, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -24,36 +20,21 @@ from tether.api.errors import error_response
 from tether.core.errors import TetherError, Unauthorized
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.service import Service
+from tether.runtime.sse import Alive
 
-#: Reachable without a key: health for probes (LangGraph's /ok and /info too), the spec and its
-#: interactive docs, and the metrics (which check their own token, see api/metrics.py).
-PUBLIC_PATHS = frozenset(
-    {
-        "/healthz",
-        "/ok",
-        "/info",
-        "/openapi.json",
-        "/docs",
-        "/docs/oauth2-redirect",
-        "/redoc",
-        "/metrics",
-    }
-)
+#: Reachable without a key: health for probes (LangGraph's /ok and /info too). The spec
+#: (/openapi.json), its docs (/docs) and the metrics (/metrics, which check their own token,
+#: see api/metrics.py) are not routes of the API: nothing here guards them.
+PUBLIC_PATHS = frozenset({"/healthz", "/ok", "/info"})
 #: The owner every request acts for when the server runs with --no-auth.
 LOCAL_OWNER = "local"
-#: The web UI: its paths accept the key from this cookie too.
-UI_PREFIX = "/ui"
-UI_COOKIE = "tether_key"
-UI_LOGIN = "/ui/login"
-#: UI paths reachable without a key: the login form, logout and the static files.
-UI_PUBLIC_PATHS = frozenset({UI_LOGIN, "/ui/logout"})
-UI_STATIC = "/ui/static/"
 _OWNER_KEY = "tether.owner"
+_SECRET_KEY = "tether.api_key"
 
 
 class Authenticate:
     """ASGI middleware: resolve ``Authorization: Bearer KEY`` (or ``x-api-key: KEY``) to an
-    owner, or answer 401."""
+    owner, or answer 401, on every route of router."""
 
     def __init__(self, app: ASGIApp, *, required: bool, router: Router) -> None:
         self.app = app
@@ -62,7 +43,7 @@ class Authenticate:
         self.router = router
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or _public(scope["path"]) or not self._routed(scope):
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or not self._routed(scope):
             await self.app(scope, receive, send)
             return
         if not self.required:
@@ -70,15 +51,11 @@ class Authenticate:
             await self.app(scope, receive, send)
             return
         keys: ApiKeys = scope["app"].state.keys
-        ui = _is_ui(scope["path"])
-        secret = _secret(scope) or (ui_cookie(scope) if ui else None)
+        secret = _secret(scope)
         try:
             owner = None if secret is None else await keys.owner_of(secret)
         except TetherError as exc:  # e.g. the database is unavailable: 503, not a crash
             await error_response(exc)(scope, receive, send)
-            return
-        if owner is None and ui and not scope["path"].endswith("/events"):
-            await _to_login(scope)(scope, receive, send)
             return
         if owner is None:
             error = Unauthorized(
@@ -89,42 +66,26 @@ class Authenticate:
             await error_response(error)(scope, receive, send)
             return
         scope[_OWNER_KEY] = owner
+        scope[_SECRET_KEY] = secret
         await self.app(scope, receive, send)
 
     def _routed(self, scope: Scope) -> bool:
         return any(route.matches(scope)[0] is not Match.NONE for route in self.router.routes)
 
 
-def owner_of(scope: Scope) -> str | None:
-    """The owner an authenticated request acts for (None on public paths)."""
-    owner: str | None = scope.get(_OWNER_KEY)
-    return owner
+def key_alive(request: Request) -> Alive | None:
+    """What an open stream checks at each heartbeat: that the request's key is still valid
+    (None under --no-auth, where there is no key)."""
+    secret: str | None = request.scope.get(_SECRET_KEY)
+    if secret is None:
+        return None
+    keys: ApiKeys = request.app.state.keys
+    owner: str = request.scope[_OWNER_KEY]
 
+    async def alive() -> bool:
+        return await keys.owner_of(secret) == owner
 
-def _is_ui(path: str) -> bool:
-    return path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
-
-
-def _public(path: str) -> bool:
-    return path in PUBLIC_PATHS or path in UI_PUBLIC_PATHS or path.startswith(UI_STATIC)
-
-
-def ui_cookie(scope: Scope) -> str | None:
-    """The API key the UI's cookie holds, if any."""
-    for name, value in scope["headers"]:
-        if name == b"cookie":
-            secret = cookie_parser(value.decode("latin-1")).get(UI_COOKIE, "").strip()
-            if secret:
-                return secret
-    return None
-
-
-def _to_login(scope: Scope) -> RedirectResponse:
-    """303 to the login form, which comes back to the page asked for."""
-    query = scope.get("query_string", b"").decode("latin-1")
-    wanted = scope["path"] + (f"?{query}" if query else "")
-    login = UI_LOGIN if scope["method"] != "GET" else f"{UI_LOGIN}?{urlencode({'next': wanted})}"
-    return RedirectResponse(login, status_code=303)
+    return alive
 
 
 def _secret(scope: Scope) -> str | None:

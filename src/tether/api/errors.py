@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
@@ -17,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from tether.core.errors import TetherError, Unauthorized, UsageError
 
@@ -25,6 +27,9 @@ log = logging.getLogger("tether.api")
 PROBLEM_JSON = "application/problem+json"
 #: Members every problem has; an error's details never overwrite them.
 _RESERVED = frozenset({"type", "title", "status", "detail", "code", "errors"})
+#: A URL or an absolute path in a message: a 5xx says what happened, not where the server keeps
+#: its files or databases (the log has the whole message).
+_WHERE = re.compile(r"[a-z][a-z0-9+.-]*://\S+|(?<![\w/.~])~?/[^\s:;,'\"()]+")
 #: Codes of the HTTP errors raised by the framework itself.
 _HTTP_CODES = {
     401: "unauthorized",
@@ -46,12 +51,13 @@ def problem(
     errors: list[dict[str, Any]] | None = None,
     **extra: Any,
 ) -> Response:
-    """A problem+json response; errors lists what is wrong field by field."""
+    """A problem+json response; errors lists what is wrong field by field. A server error's
+    detail names no path nor URL."""
     body: dict[str, Any] = {
         "type": f"urn:tether:error:{code}",
         "title": title or HTTPStatus(status).phrase,
         "status": status,
-        "detail": detail,
+        "detail": _WHERE.sub("(…)", detail) if status >= 500 else detail,
         "code": code,
     }
     body.update({k: v for k, v in extra.items() if k not in _RESERVED})
@@ -133,9 +139,27 @@ async def _on_http_error(request: Request, exc: Exception) -> Response:
         return validation_response([{"loc": ["body"], "msg": str(exc.detail), "type": "invalid"}])
     code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
     detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+    headers = exc.headers
     if exc.status_code == 404:
         detail = f"no route {request.method} {request.url.path}"
-    return problem(exc.status_code, code, detail, headers=exc.headers)
+    elif exc.status_code == 405:
+        allowed = _methods(request)
+        headers = {**(headers or {}), "Allow": ", ".join(allowed)}
+        detail = f"{request.method} is not allowed on this path (allowed: {', '.join(allowed)})"
+    return problem(exc.status_code, code, detail, headers=headers)
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _methods(request: Request) -> list[str]:
+    """Every method some route of the app answers on this path (a 405's Allow header)."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(r.matches({**request.scope, "method": method})[0] is Match.FULL for r in routes)
+    ]
 
 
 async def _on_unicode_error(request: Request, exc: Exception) -> Response:
@@ -143,6 +167,13 @@ async def _on_unicode_error(request: Request, exc: Exception) -> Response:
     return validation_response(
         [{"loc": ["body"], "msg": "text must be valid Unicode (no lone surrogates)"}]
     )
+
+
+async def _on_overflow(request: Request, exc: Exception) -> Response:
+    # A number too large for what it feeds (a float → int, a 64-bit column) that no check
+    # caught first: still the caller's number, so a 422 rather than a 500.
+    log.warning("numeric overflow on %s %s: %r", request.method, request.url.path, exc)
+    return validation_response([{"loc": ["request"], "msg": "a number is out of range"}])
 
 
 async def _on_anything_else(request: Request, exc: Exception) -> Response:
@@ -158,4 +189,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(HTTPException, _on_http_error)
     app.add_exception_handler(UnicodeError, _on_unicode_error)
+    app.add_exception_handler(OverflowError, _on_overflow)
     app.add_exception_handler(Exception, _on_anything_else)

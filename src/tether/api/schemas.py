@@ -7,9 +7,9 @@ models here describe them in the OpenAPI spec and are not used to build them.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
@@ -19,6 +19,18 @@ from tether.core.step import StepKind
 from tether.runtime import limits
 
 JsonObject = dict[str, Any]
+
+
+def _whole(value: Any) -> Any:
+    """A float with no fraction (``99.0``) as the integer it is: JSON has one kind of number,
+    and JSON Schema's ``integer`` accepts it."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: An integer field of a request: ``99`` or ``99.0``, never ``99.5``, ``"99"`` or ``true``.
+Whole = Annotated[int, BeforeValidator(_whole)]
 
 
 class _Request(BaseModel):
@@ -36,7 +48,7 @@ class SessionCreate(_Request):
     #: Project context every run starts from.
     context: JsonObject | None = None
     #: Seconds without activity before the session expires (default 30 days); null = never.
-    ttl_seconds: int | None = Field(default=None, ge=1)
+    ttl_seconds: Whole | None = Field(default=None, ge=1, le=limits.MAX_TTL)
     #: The caller's own name for the session, unique among the caller's sessions.
     external_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_EXTERNAL_KEY)
     #: The app the session belongs to: its runs share that app's memory.
@@ -50,7 +62,7 @@ class SessionUpdate(_Request):
     title: str | None = Field(default=None, max_length=limits.MAX_TITLE)
     metadata: JsonObject | None = None
     context: JsonObject | None = None
-    ttl_seconds: int | None = Field(default=None, ge=1)
+    ttl_seconds: Whole | None = Field(default=None, ge=1, le=limits.MAX_TTL)
     #: null takes the key off the session.
     external_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_EXTERNAL_KEY)
     #: null takes the session out of its app.
@@ -85,7 +97,7 @@ class RunCreate(_Request):
     wait_timeout_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
     #: A retried create with the same key returns the run created the first time.
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_KEY)
-    max_attempts: int = Field(default=1, ge=1, le=100)
+    max_attempts: Whole = Field(default=1, ge=1, le=100)
     metadata: JsonObject | None = None
     #: Start no earlier than this many seconds from now.
     after_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import uvicorn
 
 from tether.api.app import create_app
+from tether.api.head_timeout import with_head_timeout
 from tether.api.settings import ApiSettings
 from tether.core.errors import UsageError
 from tether.runtime.executor import ModelResolver
@@ -85,10 +86,12 @@ def serve(
         # Longer than clients and load balancers keep idle connections (httpx: 5 s, most
         # balancers: 60 s), so the server never closes one as a client reuses it.
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=with_head_timeout(settings.header_timeout),
         log_level="info",
     )
     auth = "API keys" if settings.auth else "no auth, owner 'local'"
-    label = f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}"
+    hosts = ", ".join(("loopback", *settings.allowed_hosts))
+    label = f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}, hosts: {hosts}"
     listening = _listen(host, port)
     server = _Server(config, app.state.draining, label, as_log=log_format == "json")
     server.run(sockets=[listening])

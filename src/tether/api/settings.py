@@ -23,6 +23,14 @@ class ApiSettings:
     workers: int = _RUNTIME.concurrency
     #: False = no API keys: every request acts for the owner "local" (loopback only).
     auth: bool = True
+    #: Host names (and addresses) answered besides the loopback ones: a name, an address,
+    #: ``*.domain`` or ``*`` (any); other Host headers get 421.
+    allowed_hosts: tuple[str, ...] = ()
+    #: Seconds a request head (request line and headers) may take to arrive before the
+    #: connection is closed (slow clients cannot hold connections open).
+    header_timeout: float = 10.0
+    #: False = no interactive API docs at /docs (the spec stays at /openapi.json).
+    docs: bool = True
     #: Request bodies larger than this are refused with 413.
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     #: Seconds of silence after which an SSE stream sends a heartbeat comment.

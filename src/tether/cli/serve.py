@@ -15,7 +15,9 @@ from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
+from tether.core import hosts
 from tether.core.errors import MissingExtra
+from tether.core.hosts import AllowedHosts
 from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import is_postgres, open_store, redact_url, sqlite_path
 
@@ -24,12 +26,20 @@ log = logging.getLogger("tether.serve")
 
 def is_loopback(host: str) -> bool:
     """True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost)."""
-    if host.lower() == "localhost":
-        return True
+    return hosts.is_loopback(host.strip("[]").lower())
+
+
+def allowed_hosts(given: list[str], bound: str) -> tuple[str, ...]:
+    """The hosts answered besides loopback ones: those given (repeated, or comma-separated;
+    TETHER_ALLOWED_HOSTS may separate them with spaces too), and the address bound when it is
+    a specific one."""
+    entries = [entry.strip() for value in given for entry in value.split(",") if entry.strip()]
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        if not ipaddress.ip_address(bound.strip("[]")).is_unspecified:
+            entries.append(bound)
     except ValueError:
-        return False
+        entries.append(bound)  # a name to bind to is a name clients use
+    return AllowedHosts.of(entries).extra
 
 
 #: The defaults of the options (the settings' own).
@@ -71,6 +81,15 @@ def serve(
             help="No API keys: every request acts for the owner 'local' (loopback only).",
         ),
     ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            envvar="TETHER_ALLOWED_HOSTS",
+            help="A Host name (or address) to answer besides loopback ones; repeatable; "
+            "*.domain for its subdomains, * for any. Other hosts get 421 (DNS rebinding).",
+        ),
+    ] = None,
     max_body_bytes: Annotated[
         int,
         typer.Option(envvar="TETHER_MAX_BODY_BYTES", min=1, help="Larger bodies get 413."),
@@ -85,6 +104,20 @@ def serve(
             help="Seconds of silence after which an SSE stream sends a heartbeat comment.",
         ),
     ] = _DEFAULTS.heartbeat_seconds,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="TETHER_HEADER_TIMEOUT",
+            min=0.1,
+            max=3600,
+            callback=finite,
+            help="Seconds a request's head may take to arrive before its connection is closed.",
+        ),
+    ] = _DEFAULTS.header_timeout,
+    docs: Annotated[
+        bool,
+        typer.Option(envvar="TETHER_DOCS", help="Serve the interactive API docs at /docs."),
+    ] = _DEFAULTS.docs,
     shutdown_grace: Annotated[
         float,
         typer.Option(
@@ -117,9 +150,12 @@ def serve(
         from tether.api.server import serve as run
     except ModuleNotFoundError as exc:
         raise MissingExtra("tether serve", "server", exc.name) from exc
+    extra_hosts = allowed_hosts(allowed_host or [], host)
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
+    if no_auth and hosts.ANY in extra_hosts:
+        fail("--no-auth cannot answer any host (--allowed-host '*'): any web page could drive it")
     start_observing(log_format, otel=otel)
     exists = is_postgres(db) or Path(sqlite_path(db)).exists()  # don't create it just to refuse
     has_keys = (exists or loopback or no_auth) and asyncio.run(_has_keys(db))
@@ -143,7 +179,10 @@ def serve(
         db=db,
         workers=workers,
         auth=not no_auth,
+        allowed_hosts=extra_hosts,
         max_body_bytes=max_body_bytes,
+        header_timeout=header_timeout,
+        docs=docs,
         shutdown_grace=shutdown_grace,
         heartbeat_seconds=heartbeat_seconds,
         metrics=metrics or metrics_token is not None,

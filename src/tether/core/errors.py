@@ -68,6 +68,13 @@ class Unauthorized(TetherError):
     http_status = 401
 
 
+class HostNotAllowed(TetherError):
+    """This server does not answer for this host name."""
+
+    code = "host_not_allowed"
+    http_status = 421
+
+
 class NotFound(TetherError):
     """No such object."""
 

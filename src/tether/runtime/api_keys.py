@@ -42,12 +42,17 @@ class ApiKeys:
         )
         return await self.store.create_api_key(key, key_hash=hash_key(secret)), secret
 
-    async def owner_of(self, secret: str) -> str | None:
-        """The owner a key acts for, or None for an unknown or revoked key."""
+    async def active(self, secret: str) -> ApiKey | None:
+        """The key whose secret this is, or None for an unknown or revoked key."""
         if not secret.startswith(KEY_PREFIX):
             return None
         key = await self.store.get_api_key_by_hash(hash_key(secret))
-        return None if key is None or key.is_revoked else key.owner
+        return None if key is None or key.is_revoked else key
+
+    async def owner_of(self, secret: str) -> str | None:
+        """The owner a key acts for, or None for an unknown or revoked key."""
+        key = await self.active(secret)
+        return None if key is None else key.owner
 
     async def list_keys(self, *, owner: str | None = None) -> list[ApiKey]:
         return await self.store.list_api_keys(owner=owner)
@@ -57,7 +62,7 @@ class ApiKeys:
         return any(not key.is_revoked for key in await self.store.list_api_keys())
 
     async def revoke(self, key_id: str) -> ApiKey:
-        """Revoke a key by id (idempotent)."""
+        """Revoke a key by id (idempotent); its web UI sessions end with it."""
         key = await self.store.revoke_api_key(key_id, now=self.clock.now())
         if key is None:
             raise NotFound("API key", key_id)

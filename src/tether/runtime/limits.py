@@ -23,6 +23,8 @@ MAX_JSON = 1_000_000
 MAX_PAGE = 1000
 MAX_OFFSET = 2**62
 MAX_SECONDS = 366 * 24 * 3600
+#: The longest TTL a session may have (null = never expires).
+MAX_TTL = 100 * MAX_SECONDS
 #: A session's external key: any text but NUL, this many characters at most.
 MAX_EXTERNAL_KEY = 256
 MAX_APP = 256
@@ -78,7 +80,7 @@ def ttl(value: Any) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UsageError("ttl_seconds must be a positive whole number of seconds, or null")
-    if value > 100 * MAX_SECONDS:
+    if value > MAX_TTL:
         raise UsageError("ttl_seconds is too large (use null for a session that never expires)")
     return value
 

@@ -494,4 +494,20 @@ class Store(Protocol):
         """Every key (of owner, if given), oldest first."""
 
     async def revoke_api_key(self, key_id: str, *, now: datetime) -> ApiKey | None:
-        """Mark a key revoked (idempotent: the first revocation time stays); None if unknown."""
+        """Mark a key revoked (idempotent: the first revocation time stays) and end its UI
+        sessions, in one transaction; None if unknown."""
+
+    # -- ui sessions ---------------------------------------------------------------------------
+
+    async def create_ui_session(
+        self, token_hash: str, *, key: ApiKey, created_at: datetime, expires_at: datetime
+    ) -> None:
+        """Store a web UI session of key (its owner's) under the SHA-256 hash of its token;
+        sessions expired by created_at are dropped in the same transaction."""
+
+    async def ui_session_owner(self, token_hash: str, *, now: datetime) -> str | None:
+        """The owner of the UI session whose token hashes to token_hash, or None when there is
+        none: never made, ended, expired by now, or its key revoked."""
+
+    async def end_ui_session(self, token_hash: str) -> None:
+        """End a UI session (idempotent)."""

@@ -82,6 +82,7 @@ TABLES: tuple[Table, ...] = (
     ),
     _table("events", "id", "id type owner session_id run_id data created_at", "data"),
     _table("api_keys", "id", "id owner key_hash prefix name created_at revoked_at", ""),
+    _table("ui_sessions", "token_hash", "token_hash key_id owner created_at expires_at", ""),
 )
 
 #: (phase, table, rows done, rows in the table); phase is "copy" or "verify".

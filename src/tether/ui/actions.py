@@ -11,18 +11,18 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from tether.api.auth import Owned
 from tether.core.errors import NotFound, TetherError, UsageError
 from tether.runtime.service import Service
 from tether.ui import views
+from tether.ui.auth import Owned, session_cookie
 from tether.ui.pages import next_page
 from tether.ui.render import UiRoute, page
 from tether.ui.security import (
     CsrfRejected,
     check_csrf,
     check_origin,
-    clear_key_cookie,
-    set_key_cookie,
+    clear_session_cookie,
+    set_session_cookie,
 )
 
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
@@ -52,15 +52,17 @@ def _to(path: str) -> RedirectResponse:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
-    """Check the key, keep it in an http-only cookie, go where the user was going."""
+    """Check the key, start a UI session (its token goes in an http-only cookie; the key does
+    not), go where the user was going."""
     form = await read_form(request, csrf=False)
     goal = next_page(form.get("next"))
-    if not request.app.state.settings.auth:
+    if not request.app.state.ui.auth:
         return _to(goal)
     key = form.get("key", "").strip()
-    if key and await request.app.state.keys.owner_of(key) is not None:
+    token = await request.app.state.ui_sessions.start(key) if key else None
+    if token is not None:
         response = _to(goal)
-        set_key_cookie(request, response, key)
+        set_session_cookie(request, response, token)
         return response
     error = "That key is not valid (unknown or revoked)." if key else "Enter an API key."
     return page(request, "login.html", status=401, next=goal, error=error)
@@ -68,9 +70,14 @@ async def login(request: Request) -> Response:
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
+    """End the UI session on the server (its cookie is worth nothing after) and in the
+    browser."""
     await read_form(request, csrf=False)
+    token = session_cookie(request.scope)
+    if token is not None and request.app.state.ui.auth:
+        await request.app.state.ui_sessions.end(token)
     response = _to("/ui/login")
-    clear_key_cookie(request, response)
+    clear_session_cookie(request, response)
     return response
 
 

@@ -6,10 +6,10 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from tether.api.auth import Owned, ui_cookie
 from tether.ui import views
+from tether.ui.auth import Owned, session_cookie
 from tether.ui.render import UiRoute, not_found, page
-from tether.ui.security import clear_key_cookie
+from tether.ui.security import clear_session_cookie
 
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
 
@@ -38,13 +38,13 @@ async def login_page(request: Request) -> Response:
     """The login form (a browser already logged in goes on); under --no-auth, a note that no
     key is needed."""
     goal = next_page(request.query_params.get("next"))
-    held = ui_cookie(request.scope) if request.app.state.settings.auth else None
-    if held is not None and await request.app.state.keys.owner_of(held) is not None:
+    held = session_cookie(request.scope) if request.app.state.ui.auth else None
+    if held is not None and await request.app.state.ui_sessions.owner_of(held) is not None:
         return RedirectResponse(goal, status_code=303)
-    error = None if held is None else "The key you logged in with is no longer valid."
+    error = None if held is None else "Your session has ended: log in again."
     response = page(request, "login.html", next=goal, error=error)
     if held is not None:
-        clear_key_cookie(request, response)
+        clear_session_cookie(request, response)
     return response
 
 

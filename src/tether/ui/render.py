@@ -10,8 +10,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from tether.api.auth import owner_of
 from tether.core.errors import NotFound, TetherError
+from tether.ui.auth import owner_of
 from tether.ui.format import FILTERS, expires_in
 from tether.ui.security import HEADERS, CsrfRejected, csrf_token
 from tether.version import __version__
@@ -38,7 +38,7 @@ def page(
     html = env.get_template(template).render(
         request=request,
         owner=owner_of(request.scope),
-        auth=request.app.state.settings.auth,
+        auth=request.app.state.ui.auth,
         csrf=csrf_token(request),
         **context,
     )

@@ -1,23 +1,26 @@
 """The UI's cookie, CSRF protection and response headers.
 
-The API key lives in an http-only, SameSite=Strict cookie scoped to ``/ui``; it is marked Secure
-when the request came over https (over plain http on loopback a browser would never send a Secure
-cookie back). Every form POST must come from this origin (``Origin`` check) and carry a token
-derived from the credential (HMAC), which a page of another site can neither read nor compute.
+The UI session's token lives in an http-only, SameSite=Strict cookie scoped to ``/ui``; it is
+marked Secure when the request came over https or to a loopback host (browsers keep Secure
+cookies from http://localhost and 127.0.0.1). Every form POST must come from this server's own
+origin, under a host it answers for (``Origin`` check against the allowed hosts, never against
+the request's own ``Host`` alone), and carry a token derived from the session (HMAC), which a
+page of another site can neither read nor compute.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import secrets
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tether.api.auth import UI_COOKIE, UI_PREFIX, ui_cookie
+from tether.core.hosts import host_of, is_loopback
+from tether.ui.auth import COOKIE, PREFIX, session_cookie
+from tether.ui.settings import UiSettings
 
 #: Pages load scripts, styles and streams from this origin only; nothing is fetched elsewhere.
 HEADERS = {
@@ -30,7 +33,7 @@ HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
-#: Signs CSRF tokens when no key is in play (--no-auth); new on every start.
+#: Signs CSRF tokens when no session is in play (--no-auth); new on every start.
 _PROCESS_SECRET = secrets.token_hex(32)
 
 
@@ -40,18 +43,26 @@ class CsrfRejected(Exception):
 
 def csrf_token(request: Request) -> str:
     """The token every form of this browser session carries."""
-    secret = ui_cookie(request.scope) or _header_key(request) or _PROCESS_SECRET
+    secret = session_cookie(request.scope) or _PROCESS_SECRET
     return hmac.new(secret.encode(), b"tether-ui-csrf", hashlib.sha256).hexdigest()
 
 
 def check_origin(request: Request) -> None:
-    """Refuse a POST whose Origin (or, lacking it, Referer) is another site."""
+    """Refuse a POST whose Origin (or, lacking it, Referer) is not this server's own origin
+    under a host it answers for."""
     source = request.headers.get("origin") or request.headers.get("referer")
     if source is None:
         return
+    settings: UiSettings = request.app.state.ui
     parts = urlsplit(source)
-    if f"{parts.scheme}://{parts.netloc}" != f"{request.url.scheme}://{request.url.netloc}":
-        raise CsrfRejected(f"the form came from {source}, not from this server")
+    own = request.headers.get("host", "")
+    if (
+        not settings.hosts.permits(parts.netloc)
+        or parts.scheme != request.url.scheme
+        or host_of(parts.netloc) != host_of(own)
+        or parts.port != request.url.port
+    ):
+        raise CsrfRejected(f"the form came from {source[:200]}, not from this server")
 
 
 def check_csrf(request: Request, token: str | None) -> None:
@@ -68,38 +79,28 @@ def _secure(request: Request) -> bool:
     serve the UI over https there."""
     if request.url.scheme == "https":
         return True
-    host = (request.url.hostname or "").strip("[]")
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    host = host_of(request.headers.get("host", "")) or ""
+    return is_loopback(host) or host.endswith(".localhost")
 
 
-def set_key_cookie(request: Request, response: Response, key: str) -> None:
-    """Keep the API key in the browser, for the UI's paths only: http-only, same-site, and
+def set_session_cookie(request: Request, response: Response, token: str) -> None:
+    """Give the browser its UI session, for the UI's paths only: http-only, same-site, and
     Secure wherever the browser allows it."""
     response.set_cookie(
-        UI_COOKIE,
-        key,
-        path=UI_PREFIX,
+        COOKIE,
+        token,
+        path=PREFIX,
         httponly=True,
         samesite="strict",
         secure=_secure(request),
     )
 
 
-def clear_key_cookie(request: Request, response: Response) -> None:
+def clear_session_cookie(request: Request, response: Response) -> None:
     response.delete_cookie(
-        UI_COOKIE,
-        path=UI_PREFIX,
+        COOKIE,
+        path=PREFIX,
         httponly=True,
         samesite="strict",
         secure=_secure(request),
     )
-
-
-def _header_key(request: Request) -> str | None:
-    scheme, _, secret = request.headers.get("authorization", "").partition(" ")
-    return secret.strip() or None if scheme.lower() == "bearer" else None

@@ -12,9 +12,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from tether.core.errors import UsageError
+from tether.runtime import limits
 
 V = TypeVar("V")
 
+#: The largest offset a search takes (a database counts rows in 64 bits).
+MAX_OFFSET = 2**31
 #: The stream modes tether produces, in the SDK's names.
 STREAM_MODES = ("values", "updates", "messages-tuple", "messages")
 #: The stream modes the SDK knows and tether does not produce.
@@ -97,8 +100,8 @@ def page(body: Mapping[str, Any], *, default_limit: int, where: str = "body") ->
     offset = body.get("offset", 0)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise UsageError(f"{where}.limit must be a whole number from 1 to 1000")
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise UsageError(f"{where}.offset must be a whole number, 0 or more")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+        raise UsageError(f"{where}.offset must be a whole number from 0 to {MAX_OFFSET}")
     return limit, offset
 
 
@@ -139,9 +142,11 @@ def ttl_seconds(value: Any, field: str = "body.ttl") -> int | None:
                 "a thread past its TTL expires (becomes read-only, kept for audit); "
                 "only the strategy 'delete' maps onto that",
             )
-        minutes = value.get("ttl")
+        minutes, name = value.get("ttl"), f"{field}.ttl"
     else:
-        minutes = value
+        minutes, name = value, field
     if isinstance(minutes, bool) or not isinstance(minutes, int | float) or not minutes > 0:
-        raise UsageError(f"{field}.ttl must be a positive number of minutes")
+        raise UsageError(f"{name} must be a positive number of minutes")
+    if minutes > limits.MAX_TTL / 60:  # (also keeps 1e308 minutes from overflowing)
+        raise UsageError(f"{name} must be at most {limits.MAX_TTL // 60} minutes")
     return max(1, round(minutes * 60))

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Header, Query, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from tether.api.auth import Owned
+from tether.api.auth import Owned, key_alive
 from tether.api.langgraph import launch, stream
 from tether.api.langgraph.options import one_of, refuse, stream_modes
 from tether.api.langgraph.shapes import (
@@ -105,6 +105,7 @@ def _sse(request: Request, svc: Service, plan: stream.Plan) -> StreamingResponse
         plan,
         heartbeat=request.app.state.settings.heartbeat_seconds,
         draining=request.app.state.draining,
+        alive=key_alive(request),
     )
     return StreamingResponse(body, media_type="text/event-stream; charset=utf-8", headers=headers)
 

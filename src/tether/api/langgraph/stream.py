@@ -38,6 +38,7 @@ from tether.core.message import Message
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.runtime.service import Service
+from tether.runtime.sse import Alive, Recheck
 
 HEARTBEAT = b": heartbeat\r\n\r\n"
 #: The longest the stream goes without checking whether the server is draining.
@@ -142,9 +143,15 @@ class _Translator:
 
 
 async def frames(
-    svc: Service, plan: Plan, *, heartbeat: float, draining: threading.Event
+    svc: Service,
+    plan: Plan,
+    *,
+    heartbeat: float,
+    draining: threading.Event,
+    alive: Alive | None = None,
 ) -> AsyncIterator[bytes]:
-    """The SSE body of one run's stream (see the module docstring)."""
+    """The SSE body of one run's stream (see the module docstring); it ends when alive() stops
+    being true (checked at every heartbeat interval: the key was revoked)."""
     run = plan.run
     loop = asyncio.get_running_loop()
     finished = False
@@ -165,6 +172,7 @@ async def frames(
             finished = True
             return
         last_sent = loop.time()
+        check = Recheck(alive, heartbeat, last_sent)
         stream = svc.stream_events(
             run_id=run.id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
         )
@@ -172,6 +180,8 @@ async def frames(
             async for event in stream:
                 if draining.is_set():
                     break  # the server is stopping: the client reconnects elsewhere
+                if await check.ended(loop.time()):
+                    break  # the key was revoked: its streams end
                 if event is None:
                     if loop.time() - last_sent >= heartbeat:
                         last_sent = loop.time()

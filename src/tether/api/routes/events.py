@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from tether.api import render, schemas, sse
-from tether.api.auth import Owned
+from tether.api import render, schemas
+from tether.api.auth import Owned, key_alive
 from tether.core.errors import UsageError
-from tether.runtime import limits
+from tether.runtime import limits, sse
 from tether.runtime.service import Service
 
 router = APIRouter(tags=["events"])
 
-_SSE_RESPONSES: dict[int | str, dict[str, object]] = {
+_SSE_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "`text/event-stream`: one frame per event (`id:` event id, `event:` type, "
         "`data:` the event as JSON), `: heartbeat` comments when idle. With `stream=false`: "
         "the events so far as a JSON page.",
-        "content": {
-            "text/event-stream": {"schema": {"type": "string"}},
-            "application/json": {"schema": schemas.EventPage.model_json_schema()},
-        },
+        "model": schemas.EventPage,
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
     }
 }
 
@@ -92,6 +90,7 @@ async def _respond(
         after_id=after_id,
         heartbeat=heartbeat or request.app.state.settings.heartbeat_seconds,
         draining=request.app.state.draining,
+        alive=key_alive(request),
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(body, media_type="text/event-stream", headers=headers)

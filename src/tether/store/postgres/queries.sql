@@ -329,9 +329,16 @@ RETURNING *;
 -- name: claim_ready_run
 -- One statement: the oldest startable ready run nobody else is claiming right now. Should two
 -- claims still race into one session, the one-active-run index refuses the second (retried).
+-- A run never starts before the run before it in its session ended: a claim that read the clock
+-- before that end committed (it waited for the lock meanwhile) starts at that end.
 UPDATE runs
 SET status = 'running', worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s,
-    started_at = COALESCE(started_at, %(now)s), updated_at = %(now)s,
+    started_at = COALESCE(started_at, GREATEST(%(now)s, (
+        SELECT p.ended_at FROM runs AS p
+        WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1))),
+    updated_at = GREATEST(%(now)s, (
+        SELECT p.ended_at FROM runs AS p
+        WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1)),
     deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
                        ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
 WHERE id = (
@@ -726,6 +733,26 @@ ORDER BY created_at, id;
 -- name: revoke_api_key
 UPDATE api_keys SET revoked_at = COALESCE(revoked_at, %(now)s) WHERE id = %(id)s RETURNING *;
 
+-- ui sessions ----------------------------------------------------------------------------------
+
+-- name: insert_ui_session
+INSERT INTO ui_sessions (token_hash, key_id, owner, created_at, expires_at)
+VALUES (%(token_hash)s, %(key_id)s, %(owner)s, %(created_at)s, %(expires_at)s);
+
+-- name: delete_expired_ui_sessions
+DELETE FROM ui_sessions WHERE expires_at <= %(now)s;
+
+-- name: ui_session_owner
+-- A session whose key was revoked is no session (revocation deletes them too).
+SELECT s.owner FROM ui_sessions s JOIN api_keys k ON k.id = s.key_id
+WHERE s.token_hash = %(token_hash)s AND s.expires_at > %(now)s AND k.revoked_at IS NULL;
+
+-- name: delete_ui_session
+DELETE FROM ui_sessions WHERE token_hash = %(token_hash)s;
+
+-- name: delete_ui_sessions_of_key
+DELETE FROM ui_sessions WHERE key_id = %(key_id)s;
+
 -- db copy: every table whole, by key, in the same order on both backends ---------------------
 
 -- name: copy_count_sessions
@@ -851,6 +878,20 @@ VALUES (%(id)s, %(owner)s, %(key_hash)s, %(prefix)s, %(name)s, %(created_at)s, %
 
 -- name: copy_clear_api_keys
 DELETE FROM api_keys;
+
+-- name: copy_count_ui_sessions
+SELECT count(*) AS n FROM ui_sessions;
+
+-- name: copy_page_ui_sessions
+SELECT * FROM ui_sessions WHERE token_hash > %(after_token_hash)s
+ORDER BY token_hash LIMIT %(limit)s;
+
+-- name: copy_insert_ui_sessions
+INSERT INTO ui_sessions (token_hash, key_id, owner, created_at, expires_at)
+VALUES (%(token_hash)s, %(key_id)s, %(owner)s, %(created_at)s, %(expires_at)s);
+
+-- name: copy_clear_ui_sessions
+DELETE FROM ui_sessions;
 
 -- name: copy_bump_sequences
 -- New events get ids after the copied ones.

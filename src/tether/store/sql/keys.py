@@ -1,4 +1,5 @@
-"""API keys of the HTTP service, for the SQL stores (hashes only; keys never reach the database)."""
+"""API keys of the HTTP service and the web UI's sessions, for the SQL stores (hashes only:
+neither keys nor UI session tokens reach the database)."""
 
 from __future__ import annotations
 
@@ -57,4 +58,28 @@ class KeysPart(SqlBase):
     async def revoke_api_key(self, key_id: str, *, now: datetime) -> ApiKey | None:
         async with self._db.write() as tx:
             row = await tx.one("revoke_api_key", id=key_id, now=to_us(now))
+            await tx.run("delete_ui_sessions_of_key", key_id=key_id)
         return None if row is None else _key(row)
+
+    async def create_ui_session(
+        self, token_hash: str, *, key: ApiKey, created_at: datetime, expires_at: datetime
+    ) -> None:
+        async with self._db.write() as tx:
+            await tx.run("delete_expired_ui_sessions", now=to_us(created_at))
+            await tx.run(
+                "insert_ui_session",
+                token_hash=token_hash,
+                key_id=key.id,
+                owner=key.owner,
+                created_at=to_us(created_at),
+                expires_at=to_us(expires_at),
+            )
+
+    async def ui_session_owner(self, token_hash: str, *, now: datetime) -> str | None:
+        async with self._db.read() as tx:
+            row = await tx.one("ui_session_owner", token_hash=token_hash, now=to_us(now))
+        return None if row is None else str(row["owner"])
+
+    async def end_ui_session(self, token_hash: str) -> None:
+        async with self._db.write() as tx:
+            await tx.run("delete_ui_session", token_hash=token_hash)

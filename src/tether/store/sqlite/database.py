@@ -1,76 +1,89 @@
 """SQLite connection handling: WAL, one writer, named queries, migrations on open.
 
-One connection per store, guarded by a lock, so there is exactly one writer in the process; write
-transactions use BEGIN IMMEDIATE so writers in other processes queue on the file lock instead of
-failing mid-transaction. Statements are short and run inline (no thread hop): a committed append
-costs about as much as a bare INSERT + COMMIT.
+Two connections per file: the writer, guarded by a lock, so there is exactly one writer in the
+process, and a reader for everything outside write transactions (in memory, one connection does
+both). Write transactions use BEGIN IMMEDIATE so writers in other processes queue on the file
+lock instead of failing mid-transaction.
+
+Statements run inline (no thread hop) as long as SQLite can run them at once: a committed append
+costs about as much as a bare INSERT + COMMIT. When the file is busy (another process holds its
+write lock), the statement is handed to a waiting thread that retries it for up to
+``BUSY_SECONDS``, so the event loop never blocks on the lock: other requests, SSE heartbeats and
+lease renewals go on (reads on the reader connection, other writes queued behind this one). A
+write that cannot get the lock in time fails with StoreUnavailable (HTTP 503).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
-import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from tether.core.errors import StoreError, StoreUnavailable, UsageError
 from tether.store.changes import ChangeFeed
-from tether.store.migrate import load_migrations, pending
+from tether.store.migrate import Migration, load_migrations, pending
 from tether.store.sql.database import Row
 from tether.store.sql.queries import load_queries
 from tether.store.sql.text import check_json, check_params, not_unicode
+from tether.store.sqlite.lock import ConnectionLock
+
+T = TypeVar("T")
 
 Durability = Literal["normal", "full"]
 _PACKAGE = "tether.store.sqlite"
 _QUERIES = load_queries(_PACKAGE)
+#: How long a statement waits for another process's lock before StoreUnavailable.
+BUSY_SECONDS = 10.0
 #: json.dumps with these options, without building an encoder on every call.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 class _Tx:
-    """Named queries on the shared connection; topics are published after commit."""
+    """Named queries on one of the database's connections; topics are published after commit."""
 
-    def __init__(self, conn: sqlite3.Connection, location: str) -> None:
+    def __init__(self, db: SqliteDatabase, conn: sqlite3.Connection) -> None:
+        self._db = db
         self._conn = conn
-        self._location = location
         self.topics: list[str] = []
         self.committed: list[Callable[[], None]] = []
 
-    def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
+    def _statement(self, query: str, params: dict[str, Any]) -> str:
         check_params(params)
-        try:
-            return self._conn.execute(_QUERIES[query], params)
-        except UnicodeEncodeError as exc:
-            raise not_unicode(exc) from exc
-        except sqlite3.Error as exc:
-            raise _store_error(f"{self._location}: {query}", exc) from exc
+        return _QUERIES[query]
 
     async def one(self, query: str, /, **params: Any) -> Row | None:
-        row: Row | None = self._execute(query, params).fetchone()
+        sql, conn = self._statement(query, params), self._conn
+        row: Row | None = await self._db.call(
+            conn, lambda: conn.execute(sql, params).fetchone(), query
+        )
         return row
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
-        return self._execute(query, params).fetchall()
+        sql, conn = self._statement(query, params), self._conn
+        rows: list[Row] = await self._db.call(
+            conn, lambda: conn.execute(sql, params).fetchall(), query
+        )
+        return rows
 
     async def run(self, query: str, /, **params: Any) -> int:
-        return self._execute(query, params).rowcount
+        sql, conn = self._statement(query, params), self._conn
+        count: int = await self._db.call(conn, lambda: conn.execute(sql, params).rowcount, query)
+        return count
 
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
         for row in rows:
             check_params(row)
-        try:
-            self._conn.executemany(_QUERIES[query], rows)
-        except UnicodeEncodeError as exc:
-            raise not_unicode(exc) from exc
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self._location}: {query}: {exc}") from exc
+        sql, conn = _QUERIES[query], self._conn
+        await self._db.call(conn, lambda: conn.executemany(sql, rows), query)
 
     async def append_events(self, events: list[dict[str, Any]], /) -> None:
         # One writer at a time: ids are allocated in commit order already.
         if len(events) == 1:
-            self._execute("insert_event", events[0])
+            await self.run("insert_event", **events[0])
         else:
             await self.many("insert_event", events)
 
@@ -82,22 +95,23 @@ class _Tx:
 
 
 class _Write:
-    """``async with db.write() as tx``: one transaction under the connection lock."""
+    """``async with db.write() as tx``: one transaction on the writer connection, under its
+    lock."""
 
     __slots__ = ("_db", "_tx")
 
     def __init__(self, db: SqliteDatabase) -> None:
         self._db = db
-        self._tx = _Tx(db._conn, db.location)
+        self._tx = _Tx(db, db._conn)
 
     async def __aenter__(self) -> _Tx:
         db = self._db
-        db._lock.acquire()
+        await db._lock.acquire()
         try:
             db._check_open()
-            db._execute("BEGIN IMMEDIATE")
+            await db.call(db._conn, lambda: db._conn.execute("BEGIN IMMEDIATE"), "begin")
         except BaseException:
-            db._lock.release()
+            db._abandon()
             raise
         return self._tx
 
@@ -108,7 +122,7 @@ class _Write:
                 db._conn.rollback()
                 return
             try:
-                db._execute("COMMIT")
+                await db.call(db._conn, lambda: db._conn.execute("COMMIT"), "commit")
             except BaseException:
                 db._conn.rollback()  # never leave the shared connection inside a transaction
                 raise
@@ -121,7 +135,8 @@ class _Write:
 
 
 class _Read:
-    """``async with db.read() as tx``: statements under the connection lock."""
+    """``async with db.read() as tx``: statements on the reader connection (which a write
+    waiting for another process's lock does not hold up)."""
 
     __slots__ = ("_db",)
 
@@ -130,16 +145,16 @@ class _Read:
 
     async def __aenter__(self) -> _Tx:
         db = self._db
-        db._lock.acquire()
+        await db._read_lock.acquire()
         try:
             db._check_open()
         except BaseException:
-            db._lock.release()
+            db._read_lock.release()
             raise
-        return _Tx(db._conn, db.location)
+        return _Tx(db, db._reader)
 
     async def __aexit__(self, *_: object) -> None:
-        self._db._lock.release()
+        self._db._read_lock.release()
 
 
 class SqliteDatabase:
@@ -156,11 +171,16 @@ class SqliteDatabase:
         self.location = str(path)
         self.durability: Durability = durability
         self.changes = ChangeFeed()
-        self._lock = threading.Lock()
+        self._lock = ConnectionLock()
         self._conn = _connect(self.location, durability)
         self._closed = False
+        self._waits: ThreadPoolExecutor | None = None
         if migrate:
             self.migrate()
+        if self.location == ":memory:":  # another connection would be another database
+            self._reader, self._read_lock = self._conn, self._lock
+        else:
+            self._reader, self._read_lock = _connect(self.location, durability), ConnectionLock()
 
     # -- Database protocol ---------------------------------------------------------------------
 
@@ -169,7 +189,7 @@ class SqliteDatabase:
         return _Write(self)
 
     def read(self) -> _Read:
-        """Statements under the connection lock, outside any write."""
+        """Statements on the reader connection, outside any write."""
         return _Read(self)
 
     def dump_json(self, value: Any) -> str | None:
@@ -191,45 +211,121 @@ class SqliteDatabase:
         return isinstance(cause, sqlite3.IntegrityError) and "UNIQUE" in str(cause)
 
     async def schema_version(self) -> int:
-        with self._lock:
-            return _current_version(self._conn)
+        async with self.read():
+            reader = self._reader
+            return await self.call(reader, lambda: _current_version(reader), "schema version")
 
     async def close(self) -> None:
-        self.close_now()
+        await self._lock.acquire()
+        try:
+            if self._read_lock is not self._lock:
+                await self._read_lock.acquire()
+                try:
+                    self._close()
+                finally:
+                    self._read_lock.release()
+            else:
+                self._close()
+        finally:
+            self._lock.release()
 
     def close_now(self) -> None:
-        """Close the connection (from synchronous code)."""
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._conn.close()
+        """Close the connections (from synchronous code)."""
+        with self._lock.hold():
+            if self._read_lock is self._lock:
+                self._close()
+                return
+            with self._read_lock.hold():
+                self._close()
+
+    # -- statements ----------------------------------------------------------------------------
+
+    async def call(self, conn: sqlite3.Connection, statement: Callable[[], T], where: str) -> T:
+        """statement() on conn (whose lock the caller holds): inline, or, when the file is
+        busy, in a waiting thread (see the module docstring)."""
+        try:
+            return statement()
+        except sqlite3.Error as exc:
+            if not _is_busy(exc):
+                raise _store_error(where, exc) from exc
+        except UnicodeEncodeError as exc:
+            raise not_unicode(exc) from exc
+        return await self._patiently(conn, statement, where)
+
+    async def _patiently(
+        self, conn: sqlite3.Connection, statement: Callable[[], T], where: str
+    ) -> T:
+        """statement() in the wait thread with a busy timeout. A cancellation meanwhile takes
+        effect once the thread is done (at most BUSY_SECONDS): until then it uses the
+        connection."""
+
+        def wait() -> T:
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
+            try:
+                return statement()
+            finally:
+                conn.execute("PRAGMA busy_timeout = 0")
+
+        if self._waits is None:
+            self._waits = ThreadPoolExecutor(2, thread_name_prefix="tether-sqlite-wait")
+        job = asyncio.wrap_future(self._waits.submit(wait))
+        cancelled = False
+        while not job.done():
+            try:
+                await asyncio.wait({job})  # (never cancels the job, nor raises its error)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            job.exception()  # retrieved: it no longer matters to a cancelled caller
+            raise asyncio.CancelledError
+        try:
+            return job.result()
+        except sqlite3.Error as exc:
+            raise _store_error(where, exc) from exc
+        except UnicodeEncodeError as exc:
+            raise not_unicode(exc) from exc
+
+    def _abandon(self) -> None:
+        """Give up a write that could not begin: no transaction left open, the lock freed."""
+        try:
+            if not self._closed and self._conn.in_transaction:
+                self._conn.rollback()
+        finally:
+            self._lock.release()
 
     # -- migrations ----------------------------------------------------------------------------
 
     def migrate(self) -> tuple[int, int]:
         """Bring the file to the newest schema; (version before, version after)."""
         migrations = load_migrations(_PACKAGE)
-        with self._lock:
-            self._execute("BEGIN IMMEDIATE")
+        with self._lock.hold():
+            self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
             try:
+                return self._migrate(migrations)
+            finally:
+                self._conn.execute("PRAGMA busy_timeout = 0")
+
+    def _migrate(self, migrations: list[Migration]) -> tuple[int, int]:
+        self._execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+            before = _current_version(self._conn)
+            todo = pending(migrations, before, self.location)
+            for migration in todo:
+                for statement in _statements(migration.sql):
+                    self._conn.execute(statement)
                 self._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_version ("
-                    " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                    "INSERT INTO schema_version (version, name, applied_at)"
+                    " VALUES (?, ?, datetime('now'))",
+                    (migration.version, migration.name),
                 )
-                before = _current_version(self._conn)
-                todo = pending(migrations, before, self.location)
-                for migration in todo:
-                    for statement in _statements(migration.sql):
-                        self._conn.execute(statement)
-                    self._conn.execute(
-                        "INSERT INTO schema_version (version, name, applied_at)"
-                        " VALUES (?, ?, datetime('now'))",
-                        (migration.version, migration.name),
-                    )
-            except BaseException:
-                self._conn.rollback()
-                raise
-            self._execute("COMMIT")
+        except BaseException:
+            self._conn.rollback()
+            raise
+        self._execute("COMMIT")
         return before, todo[-1].version if todo else before
 
     # -- internals -----------------------------------------------------------------------------
@@ -242,7 +338,21 @@ class SqliteDatabase:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StoreError(f"the store {self.location} is closed")
+            raise StoreError("the store is closed")
+
+    def _close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._conn.close()
+            if self._reader is not self._conn:
+                self._reader.close()
+            if self._waits is not None:
+                self._waits.shutdown(wait=False)
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """SQLITE_BUSY: another connection holds the lock this statement needs."""
+    return exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
 
 
 def _store_error(where: str, exc: sqlite3.Error) -> StoreError:
@@ -263,7 +373,7 @@ def _connect(location: str, durability: Durability) -> sqlite3.Connection:
             location, isolation_level=None, check_same_thread=False, cached_statements=512
         )
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout = 10000")
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")  # opening waits
         if location != ":memory:":
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode.lower() != "wal":
@@ -272,6 +382,7 @@ def _connect(location: str, durability: Durability) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        conn.execute("PRAGMA busy_timeout = 0")  # statements wait off the loop (call)
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"cannot open {location} as a tether database: {exc}") from exc
     return conn

@@ -275,9 +275,16 @@ WHERE id = (SELECT id FROM runs WHERE status = 'running' AND worker_id IS NULL
 RETURNING *;
 
 -- name: claim_ready_run
+-- A run never starts before the run before it in its session ended: a claim that read the clock
+-- before that end committed (it waited for the lock meanwhile) starts at that end.
 UPDATE runs
 SET status = 'running', worker_id = :worker_id, lease_expires_at = :lease_expires_at,
-    started_at = COALESCE(started_at, :now), updated_at = :now,
+    started_at = COALESCE(started_at, MAX(:now, COALESCE(
+        (SELECT p.ended_at FROM runs AS p
+         WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1), :now))),
+    updated_at = MAX(:now, COALESCE(
+        (SELECT p.ended_at FROM runs AS p
+         WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1), :now)),
     deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
                        ELSE :now + CAST(timeout_seconds * 1000000 AS INTEGER) END
 WHERE id = (
@@ -654,6 +661,26 @@ SELECT * FROM api_keys WHERE (:owner IS NULL OR owner = :owner) ORDER BY created
 -- name: revoke_api_key
 UPDATE api_keys SET revoked_at = COALESCE(revoked_at, :now) WHERE id = :id RETURNING *;
 
+-- ui sessions ----------------------------------------------------------------------------------
+
+-- name: insert_ui_session
+INSERT INTO ui_sessions (token_hash, key_id, owner, created_at, expires_at)
+VALUES (:token_hash, :key_id, :owner, :created_at, :expires_at);
+
+-- name: delete_expired_ui_sessions
+DELETE FROM ui_sessions WHERE expires_at <= :now;
+
+-- name: ui_session_owner
+-- A session whose key was revoked is no session (revocation deletes them too).
+SELECT s.owner FROM ui_sessions s JOIN api_keys k ON k.id = s.key_id
+WHERE s.token_hash = :token_hash AND s.expires_at > :now AND k.revoked_at IS NULL;
+
+-- name: delete_ui_session
+DELETE FROM ui_sessions WHERE token_hash = :token_hash;
+
+-- name: delete_ui_sessions_of_key
+DELETE FROM ui_sessions WHERE key_id = :key_id;
+
 -- db copy: every table whole, by key, in the same order on both backends ---------------------
 
 -- name: copy_count_sessions
@@ -775,6 +802,20 @@ VALUES (:id, :owner, :key_hash, :prefix, :name, :created_at, :revoked_at);
 
 -- name: copy_clear_api_keys
 DELETE FROM api_keys;
+
+-- name: copy_count_ui_sessions
+SELECT count(*) AS n FROM ui_sessions;
+
+-- name: copy_page_ui_sessions
+SELECT * FROM ui_sessions WHERE token_hash > :after_token_hash
+ORDER BY token_hash LIMIT :limit;
+
+-- name: copy_insert_ui_sessions
+INSERT INTO ui_sessions (token_hash, key_id, owner, created_at, expires_at)
+VALUES (:token_hash, :key_id, :owner, :created_at, :expires_at);
+
+-- name: copy_clear_ui_sessions
+DELETE FROM ui_sessions;
 
 -- name: copy_bump_sequences
 -- AUTOINCREMENT already follows explicit ids; this only makes sure of it.
