@@ -119,7 +119,7 @@ def test_the_server_without_the_ui_extra_serves_the_api_and_names_the_extra_at_u
         from starlette.testclient import TestClient
         from tether.api import ApiSettings, create_app
         app = create_app(ApiSettings(db="t.db", workers=0, auth=False))
-        with TestClient(app) as http:
+        with TestClient(app, base_url="http://127.0.0.1") as http:
             ui, health = http.get("/ui/sessions"), http.get("/healthz")
         print(json.dumps([ui.status_code, ui.json(), health.status_code]))
         """,
