@@ -28,6 +28,7 @@ from tether.core.errors import (
     SessionBusy,
     SessionClosed,
     SessionExpired,
+    StepLimitExceeded,
     StoreError,
     StoreUnavailable,
     TetherError,
@@ -46,8 +47,9 @@ from tether.runtime.agent import AgentRegistry, agent
 from tether.runtime.async_facade import AsyncRunHandle, AsyncSessionHandle, AsyncTether, open_async
 from tether.runtime.facade import Tether, open
 from tether.runtime.handles import RunHandle, SessionHandle
+from tether.runtime.model_agent import ModelAgent
 from tether.runtime.models import Model, ModelResponse, ScriptedModel, ToolCall
-from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt
+from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt, ToolOutcome
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.tools import Tool, ToolError, tool
@@ -80,6 +82,7 @@ __all__ = [
     "Message",
     "MissingExtra",
     "Model",
+    "ModelAgent",
     "ModelError",
     "ModelResponse",
     "NotFound",
@@ -106,6 +109,7 @@ __all__ = [
     "Step",
     "StepFailed",
     "StepKind",
+    "StepLimitExceeded",
     "StepStatus",
     "StoreError",
     "StoreUnavailable",
@@ -115,6 +119,7 @@ __all__ = [
     "ToolCall",
     "ToolError",
     "ToolInDoubt",
+    "ToolOutcome",
     "Unauthorized",
     "Usage",
     "UsageError",

@@ -2,37 +2,20 @@
 
 ``TETHER_MODEL_BASE_URL``, ``TETHER_MODEL`` and ``TETHER_MODEL_API_KEY`` configure an
 OpenAI-compatible model; when set, it is the default model of runs (the ``coder`` agent uses
-it), and a run can still ask for ``input.model = "offline"``. ``TETHER_AGENTS`` lists modules
-to import so that their ``@tether.agent`` functions are registered.
+it), and a run can still ask for ``input.model = "offline"``. ``model_catalog`` is the library's
+own (``tether.open``, ``tether.open_async`` and a Worker read the same settings the same way).
+``TETHER_AGENTS`` lists modules to import so that their ``@tether.agent`` functions are
+registered.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-from collections.abc import Mapping
 
 from tether.core.errors import UsageError
-from tether.runtime.builtin.coder import OfflineCoderModel
-from tether.runtime.models.base import Model
-from tether.runtime.models.catalog import ModelCatalog
-from tether.runtime.models.openai import OpenAIChatModel
+from tether.runtime.models.catalog import model_catalog
 
-
-def model_catalog(env: Mapping[str, str] | None = None) -> ModelCatalog:
-    """The models the environment configures (the offline policy is always there)."""
-    env = os.environ if env is None else env
-    models: dict[str, Model] = {"offline": OfflineCoderModel()}
-    base_url = env.get("TETHER_MODEL_BASE_URL")
-    if not base_url:
-        return ModelCatalog(models)
-    name = env.get("TETHER_MODEL")
-    if not name:
-        raise UsageError("TETHER_MODEL_BASE_URL is set but TETHER_MODEL (the model name) is not")
-    models[name] = OpenAIChatModel(
-        base_url=base_url, model=name, api_key=env.get("TETHER_MODEL_API_KEY")
-    )
-    return ModelCatalog(models, default=name)
+__all__ = ["import_agents", "model_catalog"]
 
 
 def import_agents(modules: str | None) -> list[str]:

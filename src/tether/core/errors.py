@@ -213,6 +213,13 @@ class ModelError(TetherError):
     http_status = 502
 
 
+class StepLimitExceeded(TetherError):
+    """The agent used every step it may take (model and tool calls) without a final answer."""
+
+    code = "step_limit_exceeded"
+    http_status = 422
+
+
 class ServerUnreachable(TetherError):
     """The tether server cannot be reached right now; retry shortly."""
 

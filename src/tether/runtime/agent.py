@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
-from tether.core.errors import AgentNotFound
+from tether.core.errors import AgentNotFound, UsageError
+from tether.runtime.model_agent import DEFAULT_MAX_STEPS, ModelAgent
+from tether.runtime.models.base import Model
 from tether.runtime.tools import Tool
+from tether.runtime.tools import tool as make_tool
 
 if TYPE_CHECKING:
     from tether.runtime.run_context import RunContext
@@ -74,12 +77,56 @@ class AgentRegistry:
 default_registry = AgentRegistry()
 
 
+@overload
 def agent(
-    name: str, *, tools: list[Tool] | None = None, registry: AgentRegistry | None = None
-) -> Callable[[Agent], Agent]:
-    """Register the decorated async function as an agent under name, with its tools."""
+    name: str,
+    *,
+    tools: Sequence[Tool | Callable[..., Any]] | None = None,
+    registry: AgentRegistry | None = None,
+) -> Callable[[Agent], Agent]: ...
 
-    def decorate(fn: Agent) -> Agent:
-        return (registry or default_registry).register(name, fn, tools=tools)
 
-    return decorate
+@overload
+def agent(
+    name: str,
+    *,
+    instructions: str,
+    model: Model | None = None,
+    tools: Sequence[Tool | Callable[..., Any]] | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    registry: AgentRegistry | None = None,
+) -> ModelAgent: ...
+
+
+def agent(
+    name: str,
+    *,
+    instructions: str | None = None,
+    model: Model | None = None,
+    tools: Sequence[Tool | Callable[..., Any]] | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    registry: AgentRegistry | None = None,
+) -> Callable[[Agent], Agent] | ModelAgent:
+    """Register an agent under name, with its tools.
+
+    As a decorator (``@tether.agent("name")``) it registers the decorated async function. With
+    ``instructions=`` it registers and returns a ModelAgent, the built-in loop over a model
+    (model=, else the run's model) and the tools (Tools, or typed functions made into tools).
+    """
+    target = registry or default_registry
+    made = [t if isinstance(t, Tool) else make_tool(t) for t in tools or ()]
+    if instructions is None:
+        if model is not None or max_steps != DEFAULT_MAX_STEPS:
+            raise UsageError(
+                f"agent {name!r}: model= and max_steps= make a model agent, which needs "
+                "instructions= too"
+            )
+
+        def decorate(fn: Agent) -> Agent:
+            return target.register(name, fn, tools=made)
+
+        return decorate
+    looping = ModelAgent(name, instructions, model=model, max_steps=max_steps)
+    first_line = instructions.strip().split("\n")[0]
+    target.register(name, looping, description=first_line, tools=made)
+    return looping

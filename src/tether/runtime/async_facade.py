@@ -29,6 +29,7 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import field_values, page_size
+from tether.runtime.models.catalog import model_catalog
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -99,11 +100,14 @@ async def open_async(
     models: ModelResolver | None = None,
     durability: str = "normal",
 ) -> AsyncTether:
-    """Open tether on a database from async code; an embedded worker runs on this loop."""
+    """Open tether on a database from async code; an embedded worker runs on this loop.
+    Models as for ``tether.open``: models= if given, else the ``TETHER_MODEL_*`` settings."""
     from tether.store.factory import open_store
 
     if owner is not None:
         limits.owner(owner)  # before anything is opened
+    if models is None:  # the settings `tether serve` reads, read the same way
+        models = model_catalog()
     store = db if isinstance(db, Store) else open_store(db, durability=durability)
     service = Service(
         store, agents=agents, clock=clock, settings=settings, models=models, owner=owner

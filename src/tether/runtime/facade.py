@@ -23,6 +23,7 @@ from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import RunHandle, SessionHandle, _all_pages, page_size
 from tether.runtime.loop_thread import CallerLoops, LoopThread
+from tether.runtime.models.catalog import model_catalog
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -136,12 +137,16 @@ def open(
 ) -> Tether:
     """Open tether on a database (a SQLite path, ``:memory:``, or a ``postgresql://`` URL).
 
-    With ``worker=True`` an embedded worker executes runs in the background.
+    With ``worker=True`` an embedded worker executes runs in the background. Runs get their
+    model from models= if given, else from the environment as ``tether serve`` reads it
+    (``TETHER_MODEL_BASE_URL``, ``TETHER_MODEL``, ``TETHER_MODEL_API_KEY``).
     """
     from tether.store.factory import open_store
 
     if owner is not None:
         limits.owner(owner)  # before anything is opened
+    if models is None:  # the settings `tether serve` reads, read the same way
+        models = model_catalog()
     store = db if isinstance(db, Store) else open_store(db, durability=durability)
     service = Service(
         store, agents=agents, clock=clock, settings=settings, models=models, owner=owner

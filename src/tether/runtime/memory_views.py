@@ -1,4 +1,8 @@
-"""Memory scopes as mappings for synchronous programs: ``session.memory["python"] = "3.9"``."""
+"""Memory scopes as mappings for synchronous programs: ``session.memory["python"] = "3.9"``.
+
+Session, user and app memory are ``MutableMapping``s; a run's working memory, written only by
+the run itself, is a read-only ``Mapping``.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,14 @@ if TYPE_CHECKING:
     from tether.runtime.facade import Tether
 
 from abc import abstractmethod
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
 from tether.core.errors import NotFound
 from tether.core.memory import MemoryItem
 
 
-class _MemoryMapping(MutableMapping[str, Any]):
+class _MemoryMapping(Mapping[str, Any]):
     def __init__(self, tt: Tether) -> None:
         self._tt = tt
 
@@ -36,7 +40,7 @@ class _MemoryMapping(MutableMapping[str, Any]):
         return f"{type(self).__name__}({dict(self)!r})"
 
 
-class SessionMemory(_MemoryMapping):
+class SessionMemory(_MemoryMapping, MutableMapping[str, Any]):
     """Session memory of one session."""
 
     def __init__(self, tt: Tether, session_id: str) -> None:
@@ -62,7 +66,7 @@ class SessionMemory(_MemoryMapping):
             raise KeyError(key) from None
 
 
-class UserMemory(_MemoryMapping):
+class UserMemory(_MemoryMapping, MutableMapping[str, Any]):
     """Memory about the owner, shared by all of the owner's sessions."""
 
     def _items(self) -> list[MemoryItem]:
@@ -84,7 +88,7 @@ class UserMemory(_MemoryMapping):
             raise KeyError(key) from None
 
 
-class AppMemory(_MemoryMapping):
+class AppMemory(_MemoryMapping, MutableMapping[str, Any]):
     """Memory every session of one of the owner's apps shares (``tt.app_memory("shop")``)."""
 
     def __init__(self, tt: Tether, app: str) -> None:
@@ -111,7 +115,7 @@ class AppMemory(_MemoryMapping):
 
 
 class RunMemory(_MemoryMapping):
-    """A run's working memory: readable from outside, written only by the run itself."""
+    """A run's working memory: a read-only mapping from outside (the run itself writes it)."""
 
     def __init__(self, tt: Tether, run_id: str) -> None:
         super().__init__(tt)
@@ -125,12 +129,6 @@ class RunMemory(_MemoryMapping):
             if item.key == key:
                 return item.value
         raise KeyError(key)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        raise TypeError("a run's working memory is written by the run itself")
-
-    def __delitem__(self, key: str) -> None:
-        raise TypeError("a run's working memory is written by the run itself")
 
     def promote(self, key: str, *, as_key: str | None = None) -> MemoryItem:
         """Copy an item into the session's memory, recorded with this run as its source."""

@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from tether.core.clock import Clock
@@ -29,7 +38,8 @@ from tether.core.status import StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
 from tether.runtime.instruments import Instruments, ModelCall, ToolInvocation
-from tether.runtime.models.base import Model, ModelResponse, ToolCall
+from tether.runtime.models.base import Model, ModelResponse, ToolCall, as_messages
+from tether.runtime.models.catalog import HOW_TO_CONFIGURE
 from tether.runtime.tools import Tool, ToolError, ToolRegistry
 from tether.store.base import Store
 
@@ -62,10 +72,16 @@ class ToolOutcome:
     step_id: str | None = None
 
     def for_model(self) -> str:
-        """The text a model is shown as the call's result."""
+        """The text a model is shown as the call's result (``ERROR: …`` when it failed)."""
         if self.ok:
             return self.output if isinstance(self.output, str) else _json_text(self.output)
         return f"ERROR: {self.error}"
+
+    def to_message(self, call: ToolCall | str) -> dict[str, Any]:
+        """The tool message answering call (a ToolCall or its id), for the next model call:
+        ``{"role": "tool", "tool_call_id": …, "content": self.for_model()}``."""
+        call_id = call.id if isinstance(call, ToolCall) else call
+        return {"role": "tool", "tool_call_id": call_id, "content": self.for_model()}
 
 
 _APPROVALS = {"y", "yes", "ok", "approve", "approved", "true", "allow"}
@@ -81,11 +97,12 @@ class StepHandle:
         self.usage: Usage | None = None
 
 
-class MemoryView:
-    """One memory scope as a mapping. Reads come from a snapshot taken when the run (re)started
-    plus this run's own writes; writes are persisted in order before the agent's next step.
-    scope_id None: a scope the run has none of (the app scope of a session without an app),
-    empty and refusing writes."""
+class MemoryView(MutableMapping[str, Any]):
+    """One memory scope as a mutable mapping (``dict(view)``, ``view.items()``, ``key in view``
+    all work). Reads come from a snapshot taken when the run (re)started plus this run's own
+    writes; writes are persisted in order before the agent's next step. scope_id None: a scope
+    the run has none of (the app scope of a session without an app), empty and refusing
+    writes."""
 
     def __init__(
         self, ctx: RunContext, scope: MemoryScope, scope_id: str | None, items: list[MemoryItem]
@@ -146,14 +163,12 @@ class MemoryView:
     def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._items.get(key, default)
-
-    def items(self) -> list[tuple[str, Any]]:
-        return list(self._items.items())
-
     def to_dict(self) -> dict[str, Any]:
+        """A copy of the scope as a plain dict (the same as ``dict(view)``)."""
         return dict(self._items)
+
+    def __repr__(self) -> str:
+        return f"MemoryView({self._scope.value}, {self._items!r})"
 
 
 class Memory:
@@ -243,7 +258,8 @@ class RunContext:
     def input(self) -> dict[str, Any]:
         return self.run.input
 
-    def now(self) -> Any:
+    def now(self) -> datetime:
+        """The current time, from the runtime's clock (timezone-aware UTC)."""
         return self._clock.now()
 
     # -- ordered background writes -------------------------------------------------------------
@@ -498,12 +514,15 @@ class RunContext:
     # -- models --------------------------------------------------------------------------------
 
     async def complete(
-        self, messages: list[dict[str, Any]], *, model: Model | None = None
+        self, messages: Sequence[Mapping[str, Any] | ModelResponse], *, model: Model | None = None
     ) -> ModelResponse:
-        """Ask the model for its next reply, recorded as a model_call step with its usage."""
+        """Ask the model for its next reply, recorded as a model_call step with its usage.
+        messages are chat messages (``{"role", "content"}``; see ``models.base.as_messages``
+        for the replies and tool calls accepted in them)."""
         chosen = model or self.model
         if chosen is None:
-            raise ModelError("this run has no model configured")
+            raise ModelError(f"this run has no model configured: {HOW_TO_CONFIGURE}")
+        messages = as_messages(messages)
         await self.flush()
         position, recorded = self._next(StepKind.MODEL_CALL, None)
         new_messages = messages[self._messages_sent :]

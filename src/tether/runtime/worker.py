@@ -23,6 +23,7 @@ from tether.runtime import log_context
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.executor import Executor, ModelResolver
 from tether.runtime.instruments import Instruments, installed
+from tether.runtime.models.catalog import model_catalog
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import Store
 from tether.store.changes import RUNS_TOPIC
@@ -60,7 +61,8 @@ class Worker:
             agents,
             clock=self.clock,
             settings=self.settings,
-            models=models,
+            # Without models=, the settings every entry point reads (TETHER_MODEL_*).
+            models=model_catalog() if models is None else models,
             instruments=instruments,
         )
         self._claims = itertools.count(1)

@@ -1,13 +1,27 @@
 """Which model a run gets: ``input.model`` names one of the configured models, else the
-default (None lets the agent choose its own, e.g. coder's offline policy)."""
+default (None lets the agent choose its own, e.g. coder's offline policy).
+
+``model_catalog()`` reads the one configuration every entry point shares (``tether.open``,
+``tether.open_async``, a Worker, ``tether serve``, ``tether worker``): ``TETHER_MODEL_BASE_URL``,
+``TETHER_MODEL`` and ``TETHER_MODEL_API_KEY`` name an OpenAI-compatible server, its model and key.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
-from tether.core.errors import UsageError
+from tether.core.errors import MissingExtra, UsageError
 from tether.core.run import Run
 from tether.runtime.models.base import Model
+
+#: What to do when a run needs a model and none is configured (the ModelError says it).
+HOW_TO_CONFIGURE = (
+    "set TETHER_MODEL_BASE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1), "
+    "TETHER_MODEL (the model's name) and, if the server wants one, TETHER_MODEL_API_KEY in the "
+    "environment of the process that runs it; or pass models= to tether.open / "
+    "tether.open_async / Worker, or give the agent a model"
+)
 
 
 class ModelCatalog:
@@ -27,3 +41,27 @@ class ModelCatalog:
             known = ", ".join(sorted(self.models)) or "none"
             raise UsageError(f"no model named {name!r} is configured (configured: {known})")
         return self.models[name]
+
+
+def model_catalog(env: Mapping[str, str] | None = None) -> ModelCatalog:
+    """The models the environment configures (default: ``os.environ``): the offline coder
+    policy as ``offline`` always, and the ``TETHER_MODEL`` at ``TETHER_MODEL_BASE_URL`` as the
+    default model when set."""
+    from tether.runtime.builtin.coder.policy import OfflineCoderModel
+
+    env = os.environ if env is None else env
+    models: dict[str, Model] = {"offline": OfflineCoderModel()}
+    base_url = env.get("TETHER_MODEL_BASE_URL")
+    if not base_url:
+        return ModelCatalog(models)
+    name = env.get("TETHER_MODEL")
+    if not name:
+        raise UsageError("TETHER_MODEL_BASE_URL is set but TETHER_MODEL (the model name) is not")
+    try:
+        from tether.runtime.models.openai import OpenAIChatModel
+    except ImportError as exc:  # the adapter is an HTTP client: tether[client]
+        raise MissingExtra("the OpenAI-compatible model", "client", exc.name) from exc
+    models[name] = OpenAIChatModel(
+        base_url=base_url, model=name, api_key=env.get("TETHER_MODEL_API_KEY") or None
+    )
+    return ModelCatalog(models, default=name)
