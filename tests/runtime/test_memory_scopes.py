@@ -4,6 +4,8 @@ promotion is recorded with its source; ended runs' memory is read-only."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, MutableMapping
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -14,7 +16,8 @@ from tether.core.memory import MemoryScope
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.runtime.agent import AgentRegistry
-from tether.runtime.run_context import RunContext
+from tether.runtime.memory_views import AppMemory, RunMemory, SessionMemory, UserMemory
+from tether.runtime.run_context import MemoryView, RunContext
 from tether.runtime.service import Service
 
 pytestmark = pytest.mark.usefixtures("worker")
@@ -50,10 +53,33 @@ def _seen(ctx: RunContext) -> dict[str, Any]:
     }
 
 
+async def mapper(ctx: RunContext) -> dict[str, Any]:
+    """Uses the scopes as mappings, before and after waiting for a person (so also on the
+    replay that follows the resume)."""
+    ctx.memory.run["step"] = "before"
+    ctx.memory.session.update({"answer": None})
+    answer = await ctx.wait_for_input("Go on?")
+    ctx.memory.session["answer"] = answer
+    session = ctx.memory.session
+    return {
+        "session": dict(session),
+        "keys": sorted(session.keys()),
+        "items": sorted(session.items()),
+        "iterated": sorted(session),
+        "len": len(session),
+        "has_answer": "answer" in session,
+        "missing": session.get("missing", "default"),
+        "run": dict(ctx.memory.run),
+        "user": dict(ctx.memory.user),
+        "now_is_a_datetime": isinstance(ctx.now(), datetime),
+    }
+
+
 @pytest.fixture(autouse=True)
 def memory_agents(agents: AgentRegistry) -> None:
     agents.register("writer", writer)
     agents.register("reader", reader)
+    agents.register("mapper", mapper)
 
 
 async def _run(service: Service, session_id: str, agent: str, **run_input: Any) -> Run:
@@ -188,3 +214,35 @@ async def test_memory_written_before_an_agent_fails_is_kept(service: Service) ->
     items = {i.key: i.value for i in await service.list_run_memory(run.id)}
     assert items == {"secret": f"only for {run.id}", "scratch": 1}
     assert (await service.get_session_memory(session.id, "seen")).value == "yes"
+
+
+async def test_memory_scopes_are_mappings_also_on_replay_after_resuming(
+    service: Service,
+) -> None:
+    session = await service.create_session()
+    await service.set_session_memory(session.id, "python", "3.9")
+    await service.set_user_memory("name", "Alice")
+    run = await service.create_run(session.id, "map", agent="mapper")
+    waiting = await service.wait_run(run.id, timeout=10)
+    assert waiting.status is RunStatus.WAITING, waiting.error
+    await service.resume_run(run.id, "yes")
+    done = await service.wait_run(run.id, timeout=10)
+    assert done.status is RunStatus.COMPLETED, done.error
+    assert done.output == {
+        "session": {"python": "3.9", "answer": "yes"},
+        "keys": ["answer", "python"],
+        "items": [["answer", "yes"], ["python", "3.9"]],
+        "iterated": ["answer", "python"],
+        "len": 2,
+        "has_answer": True,
+        "missing": "default",
+        "run": {"step": "before"},
+        "user": {"name": "Alice"},
+        "now_is_a_datetime": True,
+    }
+
+    # The facade's views: writable scopes are MutableMappings, a run's memory is read-only.
+    assert issubclass(MemoryView, MutableMapping)
+    for writable in (SessionMemory, UserMemory, AppMemory):
+        assert issubclass(writable, MutableMapping)
+    assert issubclass(RunMemory, Mapping) and not issubclass(RunMemory, MutableMapping)
