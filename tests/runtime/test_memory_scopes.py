@@ -19,6 +19,7 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.memory_views import AppMemory, RunMemory, SessionMemory, UserMemory
 from tether.runtime.run_context import MemoryView, RunContext
 from tether.runtime.service import Service
+from tether.runtime.tools import tool
 
 pytestmark = pytest.mark.usefixtures("worker")
 
@@ -53,15 +54,22 @@ def _seen(ctx: RunContext) -> dict[str, Any]:
     }
 
 
+@tool(needs_approval=True)
+def confirm() -> str:
+    """Something a person must allow first."""
+    return "confirmed"
+
+
 async def mapper(ctx: RunContext) -> dict[str, Any]:
-    """Uses the scopes as mappings, before and after waiting for a person (so also on the
-    replay that follows the resume)."""
+    """Uses the scopes as mappings, before and after a tool that waits for approval (so also
+    on the replay that follows the resume)."""
+    before = dict(ctx.memory.session)
     ctx.memory.run["step"] = "before"
     ctx.memory.session.update({"answer": None})
-    answer = await ctx.wait_for_input("Go on?")
-    ctx.memory.session["answer"] = answer
+    ctx.memory.session["answer"] = await ctx.tool("confirm")
     session = ctx.memory.session
     return {
+        "before": before,
         "session": dict(session),
         "keys": sorted(session.keys()),
         "items": sorted(session.items()),
@@ -79,7 +87,7 @@ async def mapper(ctx: RunContext) -> dict[str, Any]:
 def memory_agents(agents: AgentRegistry) -> None:
     agents.register("writer", writer)
     agents.register("reader", reader)
-    agents.register("mapper", mapper)
+    agents.register("mapper", mapper, tools=[confirm])
 
 
 async def _run(service: Service, session_id: str, agent: str, **run_input: Any) -> Run:
@@ -216,7 +224,7 @@ async def test_memory_written_before_an_agent_fails_is_kept(service: Service) ->
     assert (await service.get_session_memory(session.id, "seen")).value == "yes"
 
 
-async def test_memory_scopes_are_mappings_also_on_replay_after_resuming(
+async def test_memory_scopes_are_mappings_also_on_replay_after_an_approval(
     service: Service,
 ) -> None:
     session = await service.create_session()
@@ -225,13 +233,16 @@ async def test_memory_scopes_are_mappings_also_on_replay_after_resuming(
     run = await service.create_run(session.id, "map", agent="mapper")
     waiting = await service.wait_run(run.id, timeout=10)
     assert waiting.status is RunStatus.WAITING, waiting.error
+    assert waiting.waiting_for is not None and waiting.waiting_for["kind"] == "approval"
     await service.resume_run(run.id, "yes")
     done = await service.wait_run(run.id, timeout=10)
     assert done.status is RunStatus.COMPLETED, done.error
     assert done.output == {
-        "session": {"python": "3.9", "answer": "yes"},
+        # The output is the replay's: its snapshot holds what the first pass wrote.
+        "before": {"python": "3.9", "answer": None},
+        "session": {"python": "3.9", "answer": "confirmed"},
         "keys": ["answer", "python"],
-        "items": [["answer", "yes"], ["python", "3.9"]],
+        "items": [["answer", "confirmed"], ["python", "3.9"]],
         "iterated": ["answer", "python"],
         "len": 2,
         "has_answer": True,
