@@ -17,6 +17,7 @@ from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.models.catalog import ModelCatalog
+from tether.runtime.models.openai import OpenAIChatModel
 from tether.runtime.run_context import RunContext
 
 API_KEY = "sk-own-model"
@@ -181,3 +182,28 @@ def test_half_configured_settings_are_refused_when_opening(
     monkeypatch.delenv("TETHER_MODEL", raising=False)
     with pytest.raises(tether.UsageError, match="TETHER_MODEL_BASE_URL is set but TETHER_MODEL"):
         tether.open(tmp_path / "half.db")
+
+
+async def test_the_adapter_takes_replies_and_tool_call_objects_in_messages(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.script(completion("fine"))
+    model = OpenAIChatModel(base_url=fake_openai.base_url, model="fake-model")
+    reply = tether.ModelResponse(tool_calls=[tether.ToolCall("call_1", "add", {"a": 2, "b": 3})])
+    answer = await model.complete(
+        [
+            {"role": "user", "content": "2 + 3?"},
+            {"role": "assistant", "content": None, "tool_calls": reply.tool_calls},
+            reply,
+            {"role": "tool", "tool_call_id": "call_1", "content": "5"},
+        ],
+        [],
+    )
+    assert answer.content == "fine"
+    sent = fake_openai.received[0].body["messages"]
+    wired = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'},
+    }
+    assert sent[1]["tool_calls"] == sent[2]["tool_calls"] == [wired]

@@ -16,7 +16,7 @@ import httpx
 
 from tether.core.errors import ModelError
 from tether.core.usage import Usage
-from tether.runtime.models.base import ModelResponse, ToolCall
+from tether.runtime.models.base import ModelResponse, ToolCall, as_messages
 
 _RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 
@@ -47,7 +47,8 @@ class OpenAIChatModel:
     async def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> ModelResponse:
-        payload: dict[str, Any] = {"model": self.model, "messages": _wire_messages(messages)}
+        wired = _wire_messages(as_messages(messages))
+        payload: dict[str, Any] = {"model": self.model, "messages": wired}
         if tools:
             payload["tools"] = tools
         body = await self._post(payload)
