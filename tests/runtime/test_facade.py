@@ -51,7 +51,7 @@ def test_the_design_walkthrough(tt: tether.Tether) -> None:
     assert run.status is tether.RunStatus.WAITING
     assert run.waiting_for is not None and run.waiting_for["prompt"] == "Apply the fix?"
     assert dict(run.memory) == {"hypothesis": "module `requests` is missing"}
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="read-only"):
         run.memory["hypothesis"] = "changed from outside"
 
     done = run.resume("yes").wait(10)

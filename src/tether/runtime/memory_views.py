@@ -130,6 +130,12 @@ class RunMemory(_MemoryMapping):
                 return item.value
         raise KeyError(key)
 
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError("a run's working memory is read-only: the run itself writes it")
+
+    def __delitem__(self, key: str) -> None:
+        raise TypeError("a run's working memory is read-only: the run itself writes it")
+
     def promote(self, key: str, *, as_key: str | None = None) -> MemoryItem:
         """Copy an item into the session's memory, recorded with this run as its source."""
         return self._tt._call(self._tt.backend.promote_memory(self._run_id, key, as_key=as_key))
