@@ -322,6 +322,31 @@ class AsyncClient:
             Run, path, status=status or None, limit=limit, cursor=cursor, newest_first=newest_first
         )
 
+    async def list_all_runs(
+        self,
+        *,
+        status: RunStatus | str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Run]:
+        return await self._page(
+            Run,
+            "/v1/runs",
+            status=status or None,
+            agent=agent or None,
+            since=to_iso(limits.moment("since", since)),
+            until=to_iso(limits.moment("until", until)),
+            q=query or None,
+            stuck="true" if stuck else None,
+            limit=limit,
+            cursor=cursor,
+        )
+
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout

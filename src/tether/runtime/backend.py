@@ -145,6 +145,21 @@ class Backend(Protocol):
         newest_first: bool = False,
     ) -> Page[Run]: ...
 
+    async def list_all_runs(
+        self,
+        *,
+        status: RunStatus | str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Run]:
+        """The owner's runs across sessions, newest first (see Service.list_all_runs)."""
+        ...
+
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run: ...
 
     async def cancel_run(self, run_id: str, *, reason: str = "cancelled by request") -> Run: ...

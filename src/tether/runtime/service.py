@@ -492,6 +492,38 @@ class Service:
             with_context=with_context,
         )
 
+    async def list_all_runs(
+        self,
+        *,
+        status: RunStatus | str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Run]:
+        """The owner's runs across sessions, newest first, without their contexts: created in
+        [since, until), query in the goal, agent, input, output or error; stuck = only the
+        ready runs whose agent no running worker has (they fail after unroutable_after)."""
+        return await self.store.list_owner_runs(
+            owner=self.owner,
+            now=self.clock.now(),
+            status=limits.enum(RunStatus, status, "status"),
+            agent=limits.text("agent", agent, limits.MAX_KEY) if agent else None,
+            since=limits.moment("since", since),
+            until=limits.moment("until", until),
+            query=limits.text("query", query, limits.MAX_KEY) if query else None,
+            stuck=stuck,
+            limit=limits.page_size(limit),
+            cursor=cursor,
+        )
+
+    async def live_agents(self) -> set[str]:
+        """The agents the running workers (of every process sharing the store) have."""
+        return await self.store.live_agents(now=self.clock.now())
+
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run:
         """Wait until the run is terminal or waiting for a person (or timeout passes); the run
         as it then is."""

@@ -267,11 +267,19 @@ class Store(Protocol):
         """For each of owner's sessions given that has runs: its running, waiting and next
         ready run and its newest run, without contexts, in one read."""
 
-    async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
+    async def claim_run(
+        self,
+        *,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None = None,
+    ) -> Run | None:
         """Atomically take the oldest startable run and lease it to worker_id (+ run.started).
 
         Startable: a resumed run nobody holds, or a ready run that is the first unfinished run
-        of a session with no active run, whose not_before has passed.
+        of a session with no active run, whose not_before has passed. With agents, only a run
+        of one of those agents (the others stay for workers that have them).
         """
 
     async def renew_lease(
@@ -326,6 +334,48 @@ class Store(Protocol):
 
     async def delete_run(self, run_id: str, *, owner: str | None) -> None:
         """Remove a finished run with its steps, memory, messages and events."""
+
+    async def list_owner_runs(
+        self,
+        *,
+        owner: str,
+        now: datetime,
+        status: RunStatus | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Run]:
+        """Owner's runs across sessions, newest created first, without contexts: created in
+        [since, until), query in the goal, agent, input, output or error; stuck keeps the ready
+        runs whose agent no worker alive at now has."""
+
+    # -- routing -------------------------------------------------------------------------------
+
+    async def announce_worker(
+        self, worker_id: str, *, agents: Sequence[str], now: datetime, expires_at: datetime
+    ) -> None:
+        """Record that worker_id runs with these agents until expires_at (announced again to
+        stay alive); announcements expired by now are dropped."""
+
+    async def retire_worker(self, worker_id: str) -> None:
+        """Forget worker_id's announcement (it stopped)."""
+
+    async def live_agents(self, *, now: datetime) -> set[str]:
+        """The agents of the workers alive at now, together."""
+
+    async def count_unroutable_runs(self, *, now: datetime) -> list[tuple[str, int]]:
+        """(agent, count) of the ready runs, of every owner, whose agent no worker alive at now
+        has."""
+
+    async def fail_unroutable_runs(
+        self, *, now: datetime, ready_since: datetime, limit: int = 100
+    ) -> list[Run]:
+        """ready → failed(agent_not_found) (+ run.failed) for runs ready since ready_since
+        whose agent no worker alive at now has; the runs changed."""
 
     # -- steps ---------------------------------------------------------------------------------
 
