@@ -111,4 +111,5 @@ async def test_a_delayed_run_waits_its_grace_period_from_its_not_before(
     assert await store.fail_unroutable_runs(now=now, ready_since=now - timedelta(seconds=30)) == []
     clock.advance(30)
     now = clock.now()
-    assert len(await store.fail_unroutable_runs(now=now, ready_since=now - timedelta(seconds=30))) == 1
+    failed = await store.fail_unroutable_runs(now=now, ready_since=now - timedelta(seconds=30))
+    assert len(failed) == 1

@@ -39,6 +39,9 @@ class ApiSettings:
     max_wait_seconds: float = 300.0
     #: On shutdown, how long running runs may take to finish before they are handed back.
     shutdown_grace: float = _RUNTIME.shutdown_grace
+    #: Seconds a ready run whose agent no running worker has waits before it fails with
+    #: agent_not_found (None = forever).
+    unroutable_after: float | None = _RUNTIME.unroutable_after
     #: Serve GET /metrics (Prometheus text format; needs the ``metrics`` extra).
     metrics: bool = False
     #: The Bearer token GET /metrics requires; None = answer loopback clients only.

@@ -13,7 +13,8 @@ import typer
 
 from tether import telemetry
 from tether.api.settings import ApiSettings
-from tether.cli.app import DbOption, fail, finite, handles_errors
+from tether.cli import durations
+from tether.cli.app import DbOption, UnroutableAfterOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.core import hosts
 from tether.core.errors import MissingExtra
@@ -144,12 +145,14 @@ def serve(
         ),
     ] = False,
     metrics_token: MetricsTokenOption = None,
+    unroutable_after: UnroutableAfterOption = "1h",
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     try:
         from tether.api.server import serve as run
     except ModuleNotFoundError as exc:
         raise MissingExtra("tether serve", "server", exc.name) from exc
+    grace = durations.grace(unroutable_after, option="--unroutable-after")
     extra_hosts = allowed_hosts(allowed_host or [], host)
     loopback = is_loopback(host)
     if no_auth and not loopback:
@@ -187,6 +190,7 @@ def serve(
         heartbeat_seconds=heartbeat_seconds,
         metrics=metrics or metrics_token is not None,
         metrics_token=metrics_token,
+        unroutable_after=grace,
     )
     try:
         run(

@@ -97,6 +97,13 @@ class Tether:
             raise UsageError("sweeping expired sessions needs the database, not a server")
         return self._call(self.backend.sweep_expired())
 
+    def live_agents(self) -> set[str] | None:
+        """The agents the running workers sharing the database have; None over HTTP (the
+        server does not say)."""
+        if not isinstance(self.backend, Service):
+            return None
+        return self._call(self.backend.live_agents())
+
     def close(self, grace: float | None = None) -> None:
         """Stop the embedded worker (letting runs finish within grace) and release the backend."""
         if self._loop.loop.is_closed():
