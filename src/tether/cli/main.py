@@ -7,6 +7,7 @@ import math
 import os
 import shutil
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -256,6 +257,9 @@ def runs_list(
                 f"{', '.join(given)} filter runs of every session: leave out SESSION",
                 param_hint=given[0],
             )
+    now = datetime.now(UTC)
+    created_since = None if since is None else durations.moment(since, option="--since", now=now)
+    created_until = None if until is None else durations.moment(until, option="--until", now=now)
     with target.open() as tt:
         if session is not None:
             runs = list(find_session(tt, session, key).runs.list(status=status))
@@ -264,13 +268,12 @@ def runs_list(
             else:
                 console.print(render.runs_table(runs))
             return
-        now = tt.backend.clock.now()
         found = list(
             tt.runs.list(
                 status=status,
                 agent=agent,
-                since=None if since is None else durations.moment(since, option="--since", now=now),
-                until=None if until is None else durations.moment(until, option="--until", now=now),
+                since=created_since,
+                until=created_until,
                 query=query,
                 stuck=stuck,
                 limit=limit,
