@@ -38,7 +38,7 @@ def no_worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running.stop()
 
 
-def test_runs_of_every_session_with_filters_pages_and_stuck_runs(
+def test_runs_page_filters_pages_stuck_badges_and_screenshots(
     page: Page, no_worker: Server, tmp_path: Path
 ) -> None:
     session = new_session(no_worker, None, title="Fix the tests")
