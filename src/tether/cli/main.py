@@ -33,6 +33,12 @@ from tether.cli.app import (
 from tether.cli.keys import keys_app
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.report import run_report, session_report
+from tether.cli.retention import (
+    db_prune,
+    owners_app,
+    sessions_export,
+    sessions_import,
+)
 from tether.cli.serve import serve
 from tether.cli.tail import tail
 from tether.core.run import Run
@@ -55,6 +61,10 @@ app.add_typer(sessions_app, name="sessions")
 app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
+app.add_typer(owners_app, name="owners")
+sessions_app.command("export")(sessions_export)
+sessions_app.command("import")(sessions_import)
+db_app.command("prune")(db_prune)
 app.command()(serve)
 app.command()(tail)
 #: The defaults of ``tether worker``'s options.

@@ -205,6 +205,12 @@ class AsyncClient:
             cursor=cursor,
         )
 
+    async def export_session(self, session_id: str) -> dict[str, Any]:
+        exported: dict[str, Any] = await self.request(
+            "GET", f"/v1/sessions/{_seg(session_id)}/export"
+        )
+        return exported
+
     async def update_session(
         self,
         session_id: str,

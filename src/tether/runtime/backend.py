@@ -87,6 +87,10 @@ class Backend(Protocol):
 
     async def close_session(self, session_id: str) -> Session: ...
 
+    async def export_session(self, session_id: str) -> dict[str, Any]:
+        """The session with everything in it, as one JSON value."""
+        ...
+
     async def delete_session(self, session_id: str) -> None: ...
 
     # -- messages ------------------------------------------------------------------------------

@@ -97,6 +97,18 @@ class Tether:
             raise UsageError("sweeping expired sessions needs the database, not a server")
         return self._call(self.backend.sweep_expired())
 
+    def export_session(self, session_id: str) -> dict[str, Any]:
+        """The session with its runs, steps, messages, memory and events, as one JSON value."""
+        return self._call(self.backend.export_session(session_id))
+
+    def import_session(self, archive: dict[str, Any], *, keep_owner: bool = False) -> SessionHandle:
+        """Insert what export_session made (ids kept) as this owner (or, keep_owner, as the
+        owner it was exported from); the database only, not a server."""
+        if not isinstance(self.backend, Service):
+            raise UsageError("importing a session needs the database, not a server")
+        imported = self.backend.import_session(archive, keep_owner=keep_owner)
+        return SessionHandle.bind(self._call(imported), self)
+
     def live_agents(self) -> set[str] | None:
         """The agents the running workers sharing the database have; None over HTTP (the
         server does not say)."""

@@ -232,6 +232,21 @@ class Service:
         """Delete the session and everything under it."""
         await self.store.delete_session(session_id, owner=self.owner)
 
+    async def export_session(self, session_id: str) -> dict[str, Any]:
+        """The session with its runs, steps, messages, memory and events, as one JSON value
+        (``import_session`` puts it into another database)."""
+        return await self.store.export_session(session_id, owner=self.owner)
+
+    async def import_session(self, archive: dict[str, Any], *, keep_owner: bool = False) -> Session:
+        """Insert an exported session (ids kept) as this service's owner, or as the owner it
+        was exported from with keep_owner; AlreadyExists if its id is taken here."""
+        session_id = await self.store.import_session(
+            archive, owner=None if keep_owner else self.owner
+        )
+        session = await self.store.get_session(session_id)
+        assert session is not None
+        return session.as_of(self.clock.now())
+
     async def sweep_expired(self, *, limit: int = 500) -> list[Session]:
         """Persist the expiry of every session past its TTL (all owners), with events."""
         swept: list[Session] = []

@@ -547,6 +547,38 @@ class Store(Protocol):
         """Mark a key revoked (idempotent: the first revocation time stays) and end its UI
         sessions, in one transaction; None if unknown."""
 
+    # -- retention -----------------------------------------------------------------------------
+
+    async def prunable_sessions(
+        self,
+        *,
+        closed_before: datetime | None,
+        expired_before: datetime | None,
+        after_id: str = "",
+        limit: int = 100,
+    ) -> list[str]:
+        """Ids (after after_id, in order) of sessions of every owner closed before
+        closed_before, or expired (persisted) with an expiry before expired_before; None leaves
+        that kind out."""
+
+    async def owner_session_ids(self, owner: str, *, limit: int = 100) -> list[str]:
+        """Ids of owner's sessions (at most limit)."""
+
+    async def erase_owner_data(self, owner: str) -> dict[str, int]:
+        """Delete what owner has outside sessions, in one transaction: user and app memory, the
+        events left (user and app memory writes), UI sessions and API keys; rows deleted by
+        table."""
+
+    async def count_rows(self) -> dict[str, int]:
+        """Rows per table (sessions, runs, steps, messages, memory, events, api_keys)."""
+
+    async def export_session(self, session_id: str, *, owner: str | None) -> dict[str, Any]:
+        """The session with its runs, steps, messages, memory and events as one JSON value."""
+
+    async def import_session(self, archive: dict[str, Any], *, owner: str | None) -> str:
+        """Insert what export_session made (ids kept; events get new ids here), in one
+        transaction, as owner when given; the session's id. AlreadyExists if it is here."""
+
     # -- ui sessions ---------------------------------------------------------------------------
 
     async def create_ui_session(

@@ -978,3 +978,54 @@ WHERE owner = %(owner)s
                          WHERE expires_at > %(now)s)))
 ORDER BY created_at DESC, id DESC
 LIMIT %(limit)s;
+
+-- retention ------------------------------------------------------------------------------------
+
+-- name: prunable_sessions
+-- Closed before closed_before, or expired (persisted) with an expiry before expired_before.
+SELECT id FROM sessions
+WHERE id > %(after_id)s
+  AND ((%(closed_before)s::bigint IS NOT NULL AND status = 'closed'
+        AND closed_at < %(closed_before)s)
+       OR (%(expired_before)s::bigint IS NOT NULL AND status = 'expired'
+           AND ttl_seconds IS NOT NULL
+           AND last_activity_at + ttl_seconds * 1000000 < %(expired_before)s))
+ORDER BY id LIMIT %(limit)s;
+
+-- name: owner_session_ids
+SELECT id FROM sessions WHERE owner = %(owner)s ORDER BY id LIMIT %(limit)s;
+
+-- name: erase_owner_memory
+-- User memory (scope_id = the owner) and app memory (scope_id = owner + separator + app).
+DELETE FROM memory
+WHERE (scope = 'user' AND scope_id = %(owner)s)
+   OR (scope = 'app' AND starts_with(scope_id, %(app_prefix)s));
+
+-- name: erase_owner_events
+DELETE FROM events WHERE owner = %(owner)s;
+
+-- name: erase_owner_ui_sessions
+DELETE FROM ui_sessions WHERE owner = %(owner)s;
+
+-- name: erase_owner_api_keys
+DELETE FROM api_keys WHERE owner = %(owner)s;
+
+-- archives (one session with everything in it) ---------------------------------------------------
+
+-- name: archive_session
+SELECT * FROM sessions WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
+
+-- name: archive_runs
+SELECT * FROM runs WHERE session_id = %(id)s ORDER BY seq;
+
+-- name: archive_steps
+SELECT * FROM steps WHERE session_id = %(id)s ORDER BY run_id, seq;
+
+-- name: archive_messages
+SELECT * FROM messages WHERE session_id = %(id)s ORDER BY seq;
+
+-- name: archive_memory
+SELECT * FROM memory WHERE session_id = %(id)s ORDER BY scope, scope_id, namespace, key;
+
+-- name: archive_events
+SELECT * FROM events WHERE session_id = %(id)s ORDER BY id;

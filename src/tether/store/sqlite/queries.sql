@@ -899,3 +899,52 @@ WHERE owner = :owner
                          WHERE w.expires_at > :now)))
 ORDER BY created_at DESC, id DESC
 LIMIT :limit;
+
+-- retention ------------------------------------------------------------------------------------
+
+-- name: prunable_sessions
+-- Closed before closed_before, or expired (persisted) with an expiry before expired_before.
+SELECT id FROM sessions
+WHERE id > :after_id
+  AND ((:closed_before IS NOT NULL AND status = 'closed' AND closed_at < :closed_before)
+       OR (:expired_before IS NOT NULL AND status = 'expired' AND ttl_seconds IS NOT NULL
+           AND last_activity_at + ttl_seconds * 1000000 < :expired_before))
+ORDER BY id LIMIT :limit;
+
+-- name: owner_session_ids
+SELECT id FROM sessions WHERE owner = :owner ORDER BY id LIMIT :limit;
+
+-- name: erase_owner_memory
+-- User memory (scope_id = the owner) and app memory (scope_id = owner + separator + app).
+DELETE FROM memory
+WHERE (scope = 'user' AND scope_id = :owner)
+   OR (scope = 'app' AND substr(scope_id, 1, length(:app_prefix)) = :app_prefix);
+
+-- name: erase_owner_events
+DELETE FROM events WHERE owner = :owner;
+
+-- name: erase_owner_ui_sessions
+DELETE FROM ui_sessions WHERE owner = :owner;
+
+-- name: erase_owner_api_keys
+DELETE FROM api_keys WHERE owner = :owner;
+
+-- archives (one session with everything in it) ---------------------------------------------------
+
+-- name: archive_session
+SELECT * FROM sessions WHERE id = :id AND (:owner IS NULL OR owner = :owner);
+
+-- name: archive_runs
+SELECT * FROM runs WHERE session_id = :id ORDER BY seq;
+
+-- name: archive_steps
+SELECT * FROM steps WHERE session_id = :id ORDER BY run_id, seq;
+
+-- name: archive_messages
+SELECT * FROM messages WHERE session_id = :id ORDER BY seq;
+
+-- name: archive_memory
+SELECT * FROM memory WHERE session_id = :id ORDER BY scope, scope_id, namespace, key;
+
+-- name: archive_events
+SELECT * FROM events WHERE session_id = :id ORDER BY id;
