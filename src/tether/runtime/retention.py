@@ -7,13 +7,17 @@ writers go on in between.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from tether.core.clock import Clock
-from tether.core.errors import NotFound
+from tether.core.errors import NotFound, StoreError
 from tether.store.base import Store
+
+log = logging.getLogger("tether.retention")
 
 #: Told how many sessions are done so far, after each batch.
 Progress = Callable[[int], None]
@@ -100,3 +104,28 @@ async def _delete(store: Store, session_ids: list[str]) -> None:
             await store.delete_session(session_id, owner=None)
         except NotFound:  # deleted meanwhile
             continue
+
+
+async def prune_periodically(
+    store: Store,
+    clock: Clock,
+    *,
+    every: float,
+    closed_older_than: float | None,
+    expired_older_than: float | None,
+) -> None:
+    """Prune every `every` seconds until cancelled (a server's retention setting); a failed
+    round is logged and tried again at the next one."""
+    while True:
+        try:
+            report = await prune(
+                store,
+                clock,
+                closed_older_than=closed_older_than,
+                expired_older_than=expired_older_than,
+            )
+            if report.sessions:
+                log.info("pruned %d old session(s)", report.sessions)
+        except StoreError as exc:
+            log.warning("pruning failed, trying again later: %s", exc)
+        await asyncio.sleep(every)
