@@ -948,8 +948,7 @@ WHERE status = 'ready' AND updated_at <= %(ready_since)s
   AND (not_before IS NULL OR not_before <= %(ready_since)s)
   AND agent NOT IN (SELECT jsonb_array_elements_text(agents) FROM workers
                     WHERE expires_at > %(now)s)
-ORDER BY updated_at LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED;
+ORDER BY updated_at LIMIT %(limit)s;
 
 
 -- runs across sessions ---------------------------------------------------------------------------

@@ -50,10 +50,12 @@ class RoutingPart(RunsPart):
         self, *, now: datetime, ready_since: datetime, limit: int = 100
     ) -> list[Run]:
         failed: list[Run] = []
+        found = {"now": to_us(now), "ready_since": to_us(ready_since), "limit": limit}
+        async with self._db.read() as tx:  # mostly there is none: no write lock for nothing
+            if not await tx.all("unroutable_runs", **found):
+                return failed
         async with self._db.write() as tx:
-            rows = await tx.all(
-                "unroutable_runs", now=to_us(now), ready_since=to_us(ready_since), limit=limit
-            )
+            rows = await tx.all("unroutable_runs", **found)
             for row in rows:
                 waited = (now - self._run(row).updated_at).total_seconds()
                 error = ErrorInfo(
