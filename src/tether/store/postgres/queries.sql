@@ -978,6 +978,32 @@ WHERE owner = %(owner)s
 ORDER BY created_at DESC, id DESC
 LIMIT %(limit)s;
 
+-- name: owner_runs_with_status
+-- The same for one status (the runs_by_owner_status index).
+-- An owner's runs, newest first (the runs_by_owner index), without their contexts; %(stuck)s
+-- keeps the ready runs whose agent no live worker has.
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
+FROM runs
+WHERE owner = %(owner)s
+  AND (%(cursor_at)s::bigint IS NULL OR created_at < %(cursor_at)s
+       OR (created_at = %(cursor_at)s AND id < %(cursor_id)s))
+  AND status = %(status)s
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s)
+  AND (%(since)s::bigint IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR created_at < %(until)s)
+  AND (%(query)s::text IS NULL OR goal ILIKE %(query)s ESCAPE '\'
+       OR input::text ILIKE %(query)s ESCAPE '\' OR output::text ILIKE %(query)s ESCAPE '\'
+       OR error::text ILIKE %(query)s ESCAPE '\' OR agent ILIKE %(query)s ESCAPE '\')
+  AND (NOT %(stuck)s OR (status = 'ready'
+       AND agent NOT IN (SELECT jsonb_array_elements_text(agents) FROM workers
+                         WHERE expires_at > %(now)s)))
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s;
+
 -- retention ------------------------------------------------------------------------------------
 
 -- name: prunable_sessions

@@ -95,7 +95,7 @@ class RoutingPart(RunsPart):
         cursor_at, cursor_id = (None, None) if cursor is None else decode_cursor(cursor, int, str)
         async with self._db.read() as tx:
             rows = await tx.all(
-                "owner_runs",
+                "owner_runs" if status is None else "owner_runs_with_status",
                 owner=owner,
                 now=to_us(now),
                 cursor_at=cursor_at,

@@ -900,6 +900,32 @@ WHERE owner = :owner
 ORDER BY created_at DESC, id DESC
 LIMIT :limit;
 
+-- name: owner_runs_with_status
+-- The same for one status (the runs_by_owner_status index).
+-- An owner's runs, newest first (the runs_by_owner index), without their contexts; :stuck keeps
+-- the ready runs whose agent no live worker has.
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
+FROM runs
+WHERE owner = :owner
+  AND (:cursor_at IS NULL OR created_at < :cursor_at
+       OR (created_at = :cursor_at AND id < :cursor_id))
+  AND status = :status
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:since IS NULL OR created_at >= :since)
+  AND (:until IS NULL OR created_at < :until)
+  AND (:query IS NULL OR goal LIKE :query ESCAPE '\' OR input LIKE :query ESCAPE '\'
+       OR output LIKE :query ESCAPE '\' OR error LIKE :query ESCAPE '\'
+       OR agent LIKE :query ESCAPE '\')
+  AND (NOT :stuck OR (status = 'ready'
+       AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
+                         WHERE w.expires_at > :now)))
+ORDER BY created_at DESC, id DESC
+LIMIT :limit;
+
 -- retention ------------------------------------------------------------------------------------
 
 -- name: prunable_sessions

@@ -1,7 +1,7 @@
 -- tether schema, version 8: agent routing and runs across sessions.
 -- workers: each running worker announces the agents it has and renews the announcement; a run
 -- whose agent no live worker has is "unroutable" (kept ready, failed agent_not_found after a
--- grace period). runs_by_owner: an owner's runs across sessions, newest first.
+-- grace period). runs_by_owner(_status): an owner's runs across sessions, newest first.
 
 CREATE TABLE workers (
     id         text COLLATE "C" PRIMARY KEY,
@@ -12,3 +12,4 @@ CREATE TABLE workers (
 );
 CREATE INDEX workers_by_expiry ON workers (expires_at);
 CREATE INDEX runs_by_owner ON runs (owner, created_at, id);
+CREATE INDEX runs_by_owner_status ON runs (owner, status, created_at, id);
