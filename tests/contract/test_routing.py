@@ -72,6 +72,14 @@ async def test_ready_runs_of_agents_no_live_worker_has_are_counted_and_listed_as
     page = await store.list_owner_runs(owner=OWNER, now=clock.now(), stuck=True)
     assert [r.id for r in page.data] == [stuck.id]
     assert running.id not in [r.id for r in page.data]  # running: not stuck
+    ready = await store.list_owner_runs(owner=OWNER, now=clock.now(), status=RunStatus.READY)
+    assert len(ready.data) == 2 and running.id not in [r.id for r in ready.data]
+    one = await store.list_owner_runs(owner=OWNER, now=clock.now(), status=RunStatus.READY, limit=1)
+    assert one.next_cursor is not None
+    rest = await store.list_owner_runs(
+        owner=OWNER, now=clock.now(), status=RunStatus.READY, cursor=one.next_cursor
+    )
+    assert [r.id for r in one.data + rest.data] == [r.id for r in ready.data]
     await _announce(store, clock, "w2", "coder")
     assert await store.count_unroutable_runs(now=clock.now()) == []
 
