@@ -84,6 +84,10 @@ async def attempt(store: Store, clock: ManualClock, run: Run, target: RunStatus)
     else:
         error = None if target is R.COMPLETED else ErrorInfo("Test", "ended")
         await call(store.finish_run(run.id, worker_id=WORKER, status=target, now=now, error=error))
+    if target is R.FAILED:
+        # A ready run fails when no running worker has its agent (none runs here) for the
+        # grace period (none either); the same call leaves runs in other statuses alone.
+        await call(store.fail_unroutable_runs(now=now, ready_since=now))
     return outcomes
 
 

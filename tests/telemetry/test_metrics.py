@@ -14,7 +14,7 @@ import pytest
 
 from tether.api import create_app
 from tether.api.settings import ApiSettings
-from tether.core.clock import ManualClock
+from tether.core.clock import ManualClock, SystemClock
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.core.usage import Usage
@@ -225,6 +225,7 @@ async def test_database_gauges_are_the_same_whichever_node_is_scraped(db_url: st
         assert samples.get("tether_runs_current", agent="echo", status="waiting") == 1
         assert samples.get("tether_runs_current", agent="echo", status="ready") == 1
         assert samples.get("tether_sessions_active") == 2
+        assert samples.get("tether_runs_unroutable", agent="echo") == 0  # a worker has echo
     assert seen[0].get("tether_runs_created_total", agent="echo") == 1
     assert seen[1].get("tether_runs_created_total", agent="echo") == 1
     assert seen[0].get("tether_worker_slots") == 8
@@ -343,3 +344,35 @@ async def test_tool_names_a_model_invents_cannot_grow_the_series_without_bound(
     assert len(tools) == MAX_TOOLS + 1 and OTHER_TOOL in tools
     assert samples.get("tether_tool_calls_total", tool=OTHER_TOOL, outcome="failed") == 5
     assert samples.total("tether_tool_calls_total") == MAX_TOOLS + 5
+
+
+async def test_ready_runs_no_running_worker_can_take_are_a_gauge(tmp_path: Path) -> None:
+    """An API node without a worker accepts a coder run; while the only worker (echo alone)
+    runs, that run is unroutable, and it is counted per agent on every scrape."""
+    db = str(tmp_path / "t.db")
+    only_echo = AgentRegistry()
+    builtin.register(only_echo)
+    app = create_app(ApiSettings(db=db, auth=False, metrics=True, workers=0))
+    async with in_process(app) as http:
+        stuck = await http.post(
+            f"/v1/sessions/{await _session(http)}/runs", json={"goal": "g", "agent": "coder"}
+        )
+        assert stuck.status_code == 201
+        assert (await _scrape(http)).get("tether_runs_unroutable", agent="coder") == 1
+        store = open_store(db)
+        echo_only = AgentRegistry()
+        echo_only.register("echo", only_echo.get("echo"))
+        worker = Worker(store, echo_only, settings=TEST_SETTINGS, worker_id="echo-only")
+        worker.start()
+        try:
+            await eventually(
+                lambda: store.live_agents(now=SystemClock().now()), what="the worker's agents"
+            )
+            samples = await _scrape(http)
+            assert samples.get("tether_runs_unroutable", agent="coder") == 1
+            assert samples.get("tether_runs_current", agent="coder", status="ready") == 1
+            found = await http.get("/v1/runs", params={"stuck": "true"})
+            assert [r["id"] for r in found.json()["data"]] == [stuck.json()["id"]]
+        finally:
+            await worker.stop(grace=1.0)
+            await store.close()

@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from tether.api.settings import ApiSettings
+from tether.cli import durations
 from tether.cli.app import DEFAULT_OWNER, Target, with_target
 from tether.cli.main import app
 from tether.runtime.settings import RuntimeSettings
@@ -70,6 +71,9 @@ def test_serve_and_worker_show_the_settings_defaults() -> None:
     assert worker["concurrency"] == runtime.concurrency
     assert worker["lease_seconds"] == runtime.lease_seconds
     assert worker["grace_seconds"] == runtime.shutdown_grace
+    flag = "--unroutable-after"
+    assert durations.grace(serve["unroutable_after"], option=flag) == api.unroutable_after
+    assert durations.grace(worker["unroutable_after"], option=flag) == runtime.unroutable_after
     assert runtime.owner == DEFAULT_OWNER
 
 

@@ -31,6 +31,7 @@ ALLOWED: set[tuple[StrEnum, StrEnum]] = {
     (S.ACTIVE, S.EXPIRED),
     (R.READY, R.RUNNING),
     (R.READY, R.CANCELLED),
+    (R.READY, R.FAILED),  # no running worker has its agent (after the grace period)
     (R.RUNNING, R.COMPLETED),
     (R.RUNNING, R.FAILED),
     (R.RUNNING, R.TIMED_OUT),

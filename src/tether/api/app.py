@@ -12,6 +12,8 @@ Neither imports anything when off.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,6 +34,7 @@ from tether.api.settings import ApiSettings
 from tether.api.utf8 import Utf8Only
 from tether.core.clock import Clock
 from tether.core.hosts import AllowedHosts
+from tether.runtime import retention
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.executor import ModelResolver
@@ -76,6 +79,7 @@ def create_app(
         runtime or RuntimeSettings(),
         concurrency=max(1, settings.workers),
         shutdown_grace=settings.shutdown_grace,
+        unroutable_after=settings.unroutable_after,
     )
     metrics = create_metrics() if settings.metrics else None
 
@@ -112,10 +116,15 @@ def create_app(
                 metrics.watch_worker(runtime.concurrency, lambda: worker.active_runs)
         if metrics is not None:
             app.state.exposition = _exposition(metrics, service, settings.metrics_token)
+        pruning = _start_pruning(settings, used, service.clock)
         try:
             yield
         finally:
             app.state.draining.set()
+            if pruning is not None:
+                pruning.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pruning
             if worker is not None:
                 await worker.stop(settings.shutdown_grace)
             if owned:
@@ -171,6 +180,22 @@ def create_app(
         if tracer is not None:
             app.add_middleware(ServerSpans, tracer=tracer.tracer)  # outermost: sees every request
     return app
+
+
+def _start_pruning(settings: ApiSettings, store: Store, clock: Clock) -> asyncio.Task[None] | None:
+    """The periodic pruning the settings ask for, running in the background (or None)."""
+    if settings.prune_closed_after is None and settings.prune_expired_after is None:
+        return None
+    return asyncio.get_running_loop().create_task(
+        retention.prune_periodically(
+            store,
+            clock,
+            every=settings.prune_interval,
+            closed_older_than=settings.prune_closed_after,
+            expired_older_than=settings.prune_expired_after,
+        ),
+        name="tether pruning",
+    )
 
 
 def _exposition(metrics: Metrics, service: Service, token: str | None) -> Exposition:

@@ -39,6 +39,15 @@ class ApiSettings:
     max_wait_seconds: float = 300.0
     #: On shutdown, how long running runs may take to finish before they are handed back.
     shutdown_grace: float = _RUNTIME.shutdown_grace
+    #: Seconds a ready run whose agent no running worker has waits before it fails with
+    #: agent_not_found (None = forever).
+    unroutable_after: float | None = _RUNTIME.unroutable_after
+    #: Delete sessions closed longer ago than this many seconds, periodically (None = keep).
+    prune_closed_after: float | None = None
+    #: Delete sessions expired longer ago than this many seconds, periodically (None = keep).
+    prune_expired_after: float | None = None
+    #: How often the pruning above runs.
+    prune_interval: float = 3600.0
     #: Serve GET /metrics (Prometheus text format; needs the ``metrics`` extra).
     metrics: bool = False
     #: The Bearer token GET /metrics requires; None = answer loopback clients only.

@@ -68,6 +68,14 @@ KeyOption = Annotated[
         help="SESSION is the session's external key (your own name for it), not its id.",
     ),
 ]
+UnroutableAfterOption = Annotated[
+    str,
+    typer.Option(
+        envvar="TETHER_UNROUTABLE_AFTER",
+        help="How long a ready run whose agent no running worker has waits before it fails "
+        "with agent_not_found (90s, 15m, 1h, 1d …, or never).",
+    ),
+]
 DEFAULT_OWNER = RuntimeSettings().owner
 
 

@@ -7,18 +7,20 @@ import math
 import os
 import shutil
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from tether.cli import render
+from tether.cli import durations, render
 from tether.cli.app import (
     DbOption,
     JsonOption,
     KeyOption,
     Target,
+    UnroutableAfterOption,
     console,
     err_console,
     find_session,
@@ -31,6 +33,12 @@ from tether.cli.app import (
 from tether.cli.keys import keys_app
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.report import run_report, session_report
+from tether.cli.retention import (
+    db_prune,
+    owners_app,
+    sessions_export,
+    sessions_import,
+)
 from tether.cli.serve import serve
 from tether.cli.tail import tail
 from tether.core.run import Run
@@ -53,6 +61,10 @@ app.add_typer(sessions_app, name="sessions")
 app.add_typer(runs_app, name="runs")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
+app.add_typer(owners_app, name="owners")
+sessions_app.command("export")(sessions_export)
+sessions_app.command("import")(sessions_import)
+db_app.command("prune")(db_prune)
 app.command()(serve)
 app.command()(tail)
 #: The defaults of ``tether worker``'s options.
@@ -218,18 +230,69 @@ def sessions_messages(
 @with_target
 def runs_list(
     target: Target,
-    session: Annotated[str, typer.Argument(help="The session's id (or its key, with --key).")],
+    session: Annotated[
+        str | None,
+        typer.Argument(help="A session's id (or its key, with --key); none: every session."),
+    ] = None,
     key: KeyOption = False,
     json: JsonOption = False,
     status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
+    agent: Annotated[str | None, typer.Option(help="Only runs of this agent.")] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(help="Only runs created since: a duration ago (1h, 1d …) or an ISO time."),
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Only runs created before: a duration ago or an ISO time.")
+    ] = None,
+    query: Annotated[
+        str | None, typer.Option(help="Text in the goal, agent, input, output or error.")
+    ] = None,
+    stuck: Annotated[
+        bool, typer.Option("--stuck", help="Only ready runs whose agent no running worker has.")
+    ] = False,
+    limit: Annotated[
+        int, typer.Option(min=1, max=100_000, help="At most this many (every session).")
+    ] = 100,
 ) -> None:
-    """List the runs of a session, Run 1 first."""
+    """List the runs of a session (Run 1 first), or of every session (newest first) with
+    filters: ``tether runs list --status failed --since 1d``."""
+    across = {"--agent": agent, "--since": since, "--until": until, "--query": query}
+    if session is not None:
+        given = [name for name, value in across.items() if value is not None]
+        if stuck:
+            given.append("--stuck")
+        if given:
+            raise typer.BadParameter(
+                f"{', '.join(given)} filter runs of every session: leave out SESSION",
+                param_hint=given[0],
+            )
+    now = datetime.now(UTC)
+    created_since = None if since is None else durations.moment(since, option="--since", now=now)
+    created_until = None if until is None else durations.moment(until, option="--until", now=now)
     with target.open() as tt:
-        runs = find_session(tt, session, key).runs.list(status=status)
+        if session is not None:
+            runs = list(find_session(tt, session, key).runs.list(status=status))
+            if json:
+                print_json({"data": to_data(runs)})
+            else:
+                console.print(render.runs_table(runs))
+            return
+        found = list(
+            tt.runs.list(
+                status=status,
+                agent=agent,
+                since=created_since,
+                until=created_until,
+                query=query,
+                stuck=stuck,
+                limit=limit,
+            )
+        )
         if json:
-            print_json({"data": to_data(list(runs))})
+            print_json({"data": to_data(found)})
         else:
-            console.print(render.runs_table(list(runs)))
+            console.print(render.all_runs_table(found, live_agents=tt.live_agents()))
 
 
 @runs_app.command("show")
@@ -397,10 +460,13 @@ def worker(
         typer.Option(envvar="TETHER_METRICS_HOST", help="Address of the metrics port."),
     ] = "127.0.0.1",
     metrics_token: MetricsTokenOption = None,
+    unroutable_after: UnroutableAfterOption = "1h",
 ) -> None:
-    """Execute runs from the database until SIGTERM (then drain gracefully)."""
+    """Execute runs from the database until SIGTERM (then drain gracefully). The worker takes
+    only runs of the agents it has (built-in ones and those of --agents)."""
     from tether.cli.worker import MetricsEndpoint, serve_worker
 
+    grace = durations.grace(unroutable_after, option="--unroutable-after")
     start_observing(log_format, otel=otel)
     serve_worker(
         db,
@@ -408,6 +474,7 @@ def worker(
         lease_seconds=lease_seconds,
         grace_seconds=grace_seconds,
         agents=agents,
+        unroutable_after=grace,
         metrics=(
             None
             if metrics_port is None

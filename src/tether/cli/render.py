@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -218,7 +219,7 @@ def sessions_table(sessions: list[Session], now: datetime) -> Table:
     return table
 
 
-def runs_table(runs: list[Run]) -> Table:
+def runs_table(runs: Sequence[Run]) -> Table:
     table = Table(title="Runs", title_justify="left")
     add_columns(table, "seq", "id", "status", "goal", "agent", "started", "duration", "error")
     for r in runs:
@@ -232,6 +233,33 @@ def runs_table(runs: list[Run]) -> Table:
             seconds(r.duration_seconds),
             short(f"{r.error.type}: {r.error.message}", 50) if r.error else "",
         )
+    return table
+
+
+def all_runs_table(runs: Sequence[Run], *, live_agents: set[str] | None = None) -> Table:
+    """Runs of many sessions, newest first; with live_agents, a ready run whose agent no
+    running worker has is marked stuck."""
+    table = Table(title="Runs", title_justify="left")
+    add_columns(
+        table, "created", "id", "session", "seq", "status", "agent", "goal", "duration", "error"
+    )
+    for r in runs:
+        state = status(r.status.value)
+        if live_agents is not None and r.status.value == "ready" and r.agent not in live_agents:
+            state.append(" (stuck: no worker)", style="bold red")
+        table.add_row(
+            when(r.created_at),
+            r.id,
+            r.session_id,
+            str(r.seq),
+            state,
+            r.agent,
+            short(r.goal, 40),
+            seconds(r.duration_seconds),
+            short(f"{r.error.type}: {r.error.message}", 50) if r.error else "",
+        )
+    if not runs:
+        table.add_row("—", "", "", "", "", "", "(no runs)", "", "")
     return table
 
 

@@ -13,7 +13,8 @@ import typer
 
 from tether import telemetry
 from tether.api.settings import ApiSettings
-from tether.cli.app import DbOption, fail, finite, handles_errors
+from tether.cli import durations
+from tether.cli.app import DbOption, UnroutableAfterOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.core import hosts
 from tether.core.errors import MissingExtra
@@ -54,6 +55,10 @@ async def _has_keys(db: str) -> bool:
         return await ApiKeys(store).any_active()
     finally:
         await store.close()
+
+
+def _age(text: str | None, option: str) -> float | None:
+    return None if text is None else durations.seconds(text, option=option)
 
 
 @handles_errors
@@ -144,12 +149,30 @@ def serve(
         ),
     ] = False,
     metrics_token: MetricsTokenOption = None,
+    unroutable_after: UnroutableAfterOption = "1h",
+    prune_closed_after: Annotated[
+        str | None,
+        typer.Option(
+            envvar="TETHER_PRUNE_CLOSED_AFTER",
+            help="Every hour, delete sessions closed longer ago than this (90d …).",
+        ),
+    ] = None,
+    prune_expired_after: Annotated[
+        str | None,
+        typer.Option(
+            envvar="TETHER_PRUNE_EXPIRED_AFTER",
+            help="Every hour, delete sessions expired longer ago than this (30d …).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     try:
         from tether.api.server import serve as run
     except ModuleNotFoundError as exc:
         raise MissingExtra("tether serve", "server", exc.name) from exc
+    grace = durations.grace(unroutable_after, option="--unroutable-after")
+    prune_closed = _age(prune_closed_after, "--prune-closed-after")
+    prune_expired = _age(prune_expired_after, "--prune-expired-after")
     extra_hosts = allowed_hosts(allowed_host or [], host)
     loopback = is_loopback(host)
     if no_auth and not loopback:
@@ -187,6 +210,9 @@ def serve(
         heartbeat_seconds=heartbeat_seconds,
         metrics=metrics or metrics_token is not None,
         metrics_token=metrics_token,
+        unroutable_after=grace,
+        prune_closed_after=prune_closed,
+        prune_expired_after=prune_expired,
     )
     try:
         run(

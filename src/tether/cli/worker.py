@@ -18,6 +18,8 @@ from tether.runtime.worker import Worker
 from tether.store.factory import open_store
 
 log = logging.getLogger("tether.worker")
+#: The defaults of the runtime settings.
+_RUNTIME = RuntimeSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,7 @@ def serve_worker(
     lease_seconds: float,
     grace_seconds: float,
     agents: str | None,
+    unroutable_after: float | None = _RUNTIME.unroutable_after,
     metrics: MetricsEndpoint | None = None,
 ) -> None:
     """Run a worker on db until SIGTERM or SIGINT."""
@@ -46,6 +49,7 @@ def serve_worker(
         concurrency=concurrency,
         lease_seconds=lease_seconds,
         shutdown_grace=grace_seconds,
+        unroutable_after=unroutable_after,
     )
     models = model_catalog()
     store = open_store(db)

@@ -205,6 +205,12 @@ class AsyncClient:
             cursor=cursor,
         )
 
+    async def export_session(self, session_id: str) -> dict[str, Any]:
+        exported: dict[str, Any] = await self.request(
+            "GET", f"/v1/sessions/{_seg(session_id)}/export"
+        )
+        return exported
+
     async def update_session(
         self,
         session_id: str,
@@ -320,6 +326,31 @@ class AsyncClient:
         path = f"/v1/sessions/{_seg(session_id)}/runs"
         return await self._page(
             Run, path, status=status or None, limit=limit, cursor=cursor, newest_first=newest_first
+        )
+
+    async def list_all_runs(
+        self,
+        *,
+        status: RunStatus | str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Run]:
+        return await self._page(
+            Run,
+            "/v1/runs",
+            status=status or None,
+            agent=agent or None,
+            since=to_iso(limits.moment("since", since)),
+            until=to_iso(limits.moment("until", until)),
+            q=query or None,
+            stuck="true" if stuck else None,
+            limit=limit,
+            cursor=cursor,
         )
 
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run:

@@ -45,7 +45,8 @@ SESSION_TRANSITIONS: Mapping[SessionStatus, frozenset[SessionStatus]] = {
 }
 
 RUN_TRANSITIONS: Mapping[RunStatus, frozenset[RunStatus]] = {
-    RunStatus.READY: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    # ready → failed: no running worker has the run's agent, for longer than the grace period.
+    RunStatus.READY: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.FAILED}),
     RunStatus.RUNNING: frozenset(
         {
             RunStatus.COMPLETED,

@@ -202,13 +202,42 @@ class AsyncSessions:
 
 
 class AsyncRuns:
-    """``tt.runs``: find a run by id."""
+    """``tt.runs``: find a run by id, or list runs across sessions."""
 
     def __init__(self, tt: AsyncTether) -> None:
         self._tt = tt
 
     async def get(self, run_id: str) -> AsyncRunHandle:
         return _bind(AsyncRunHandle, await self._tt.backend.get_run(run_id), self._tt)
+
+    async def list(
+        self,
+        *,
+        status: RunStatus | str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int | None = 100,
+    ) -> list[AsyncRunHandle]:
+        """Runs of every session, newest first (at most limit; None = all): see
+        ``Tether.runs.list``."""
+        backend = self._tt.backend
+
+        async def fetch(cursor: str | None) -> Any:
+            return await backend.list_all_runs(
+                status=status,
+                agent=agent,
+                since=since,
+                until=until,
+                query=query,
+                stuck=stuck,
+                limit=page_size(limit),
+                cursor=cursor,
+            )
+
+        return [_bind(AsyncRunHandle, r, self._tt) for r in await _all_pages(fetch, limit)]
 
 
 class AsyncSessionHandle(Session):

@@ -87,6 +87,10 @@ class Backend(Protocol):
 
     async def close_session(self, session_id: str) -> Session: ...
 
+    async def export_session(self, session_id: str) -> dict[str, Any]:
+        """The session with everything in it, as one JSON value."""
+        ...
+
     async def delete_session(self, session_id: str) -> None: ...
 
     # -- messages ------------------------------------------------------------------------------
@@ -144,6 +148,21 @@ class Backend(Protocol):
         cursor: str | None = None,
         newest_first: bool = False,
     ) -> Page[Run]: ...
+
+    async def list_all_runs(
+        self,
+        *,
+        status: RunStatus | str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Run]:
+        """The owner's runs across sessions, newest first (see Service.list_all_runs)."""
+        ...
 
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run: ...
 

@@ -7,6 +7,7 @@ import atexit
 import logging
 import os
 from collections.abc import Coroutine, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,7 +17,7 @@ from tether.core.event import Event
 from tether.core.page import Page
 from tether.core.run import Run
 from tether.core.session import Session
-from tether.core.status import SessionStatus
+from tether.core.status import RunStatus, SessionStatus
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
@@ -96,6 +97,25 @@ class Tether:
         if not isinstance(self.backend, Service):
             raise UsageError("sweeping expired sessions needs the database, not a server")
         return self._call(self.backend.sweep_expired())
+
+    def export_session(self, session_id: str) -> dict[str, Any]:
+        """The session with its runs, steps, messages, memory and events, as one JSON value."""
+        return self._call(self.backend.export_session(session_id))
+
+    def import_session(self, archive: dict[str, Any], *, keep_owner: bool = False) -> SessionHandle:
+        """Insert what export_session made (ids kept) as this owner (or, keep_owner, as the
+        owner it was exported from); the database only, not a server."""
+        if not isinstance(self.backend, Service):
+            raise UsageError("importing a session needs the database, not a server")
+        imported = self.backend.import_session(archive, keep_owner=keep_owner)
+        return SessionHandle.bind(self._call(imported), self)
+
+    def live_agents(self) -> set[str] | None:
+        """The agents the running workers sharing the database have; None over HTTP (the
+        server does not say)."""
+        if not isinstance(self.backend, Service):
+            return None
+        return self._call(self.backend.live_agents())
 
     def close(self, grace: float | None = None) -> None:
         """Stop the embedded worker (letting runs finish within grace) and release the backend."""
@@ -258,13 +278,45 @@ class Sessions:
 
 
 class Runs:
-    """``tt.runs``: find a run by id."""
+    """``tt.runs``: find a run by id, or list runs across sessions."""
 
     def __init__(self, tt: Tether) -> None:
         self._tt = tt
 
     def get(self, run_id: str) -> RunHandle:
         return RunHandle.bind(self._tt._call(self._tt.backend.get_run(run_id)), self._tt)
+
+    def list(
+        self,
+        *,
+        status: RunStatus | str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int | None = 100,
+    ) -> list[RunHandle]:
+        """Runs of every session, newest first (at most limit; None = all), without their
+        contexts: created in [since, until), query in the goal, agent, input, output or error;
+        stuck = ready runs whose agent no running worker has."""
+        backend = self._tt.backend
+
+        def fetch(cursor: str | None) -> Page[Run]:
+            return self._tt._call(
+                backend.list_all_runs(
+                    status=status,
+                    agent=agent,
+                    since=since,
+                    until=until,
+                    query=query,
+                    stuck=stuck,
+                    limit=page_size(limit),
+                    cursor=cursor,
+                )
+            )
+
+        return [RunHandle.bind(r, self._tt) for r in _all_pages(fetch, limit)]
 
 
 from tether.runtime.memory_views import AppMemory, UserMemory  # noqa: E402

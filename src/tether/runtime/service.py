@@ -232,6 +232,21 @@ class Service:
         """Delete the session and everything under it."""
         await self.store.delete_session(session_id, owner=self.owner)
 
+    async def export_session(self, session_id: str) -> dict[str, Any]:
+        """The session with its runs, steps, messages, memory and events, as one JSON value
+        (``import_session`` puts it into another database)."""
+        return await self.store.export_session(session_id, owner=self.owner)
+
+    async def import_session(self, archive: dict[str, Any], *, keep_owner: bool = False) -> Session:
+        """Insert an exported session (ids kept) as this service's owner, or as the owner it
+        was exported from with keep_owner; AlreadyExists if its id is taken here."""
+        session_id = await self.store.import_session(
+            archive, owner=None if keep_owner else self.owner
+        )
+        session = await self.store.get_session(session_id)
+        assert session is not None
+        return session.as_of(self.clock.now())
+
     async def sweep_expired(self, *, limit: int = 500) -> list[Session]:
         """Persist the expiry of every session past its TTL (all owners), with events."""
         swept: list[Session] = []
@@ -491,6 +506,38 @@ class Service:
             newest_first=newest_first,
             with_context=with_context,
         )
+
+    async def list_all_runs(
+        self,
+        *,
+        status: RunStatus | str | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Run]:
+        """The owner's runs across sessions, newest first, without their contexts: created in
+        [since, until), query in the goal, agent, input, output or error; stuck = only the
+        ready runs whose agent no running worker has (they fail after unroutable_after)."""
+        return await self.store.list_owner_runs(
+            owner=self.owner,
+            now=self.clock.now(),
+            status=limits.enum(RunStatus, status, "status"),
+            agent=limits.text("agent", agent, limits.MAX_KEY) if agent else None,
+            since=limits.moment("since", since),
+            until=limits.moment("until", until),
+            query=limits.text("query", query, limits.MAX_KEY) if query else None,
+            stuck=stuck,
+            limit=limits.page_size(limit),
+            cursor=cursor,
+        )
+
+    async def live_agents(self) -> set[str]:
+        """The agents the running workers (of every process sharing the store) have."""
+        return await self.store.live_agents(now=self.clock.now())
 
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run:
         """Wait until the run is terminal or waiting for a person (or timeout passes); the run

@@ -28,6 +28,9 @@ class RuntimeSettings:
     #: How often expired sessions are persisted as expired (events included), which also
     #: cancels the runs still going in them.
     sweep_interval: float = 5.0
+    #: How long a ready run whose agent no running worker has waits for one before it fails
+    #: with agent_not_found; None = it waits forever.
+    unroutable_after: float | None = 3600.0
     #: Grace period for running runs when a worker is asked to stop.
     shutdown_grace: float = 10.0
     #: Token budget of the context a run starts from.

@@ -3,6 +3,9 @@
 A worker runs embedded (started by the runtime or ``tether serve``) or alone (``tether
 worker``). Many workers, in one process or many, may share a store: claiming is atomic, leases
 are renewed by heartbeats, and any worker's reaper finishes the runs of a worker that died.
+A worker claims only runs of the agents it has, and announces them in the store while it runs;
+a run whose agent no running worker has stays ready, and fails with agent_not_found once it
+waited ``unroutable_after`` seconds.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import itertools
 import logging
 import os
 import socket
+from datetime import datetime, timedelta
 
 from tether.core.clock import Clock, SystemClock
 from tether.core.errors import StoreError
@@ -65,6 +69,8 @@ class Worker:
             models=model_catalog() if models is None else models,
             instruments=instruments,
         )
+        self._agents = agents
+        self._renew_at: datetime | None = None
         self._claims = itertools.count(1)
         self._reap = reap
         self._active: set[asyncio.Task[None]] = set()
@@ -83,7 +89,11 @@ class Worker:
 
     async def run(self) -> None:
         """Claim and execute until stop() is called."""
-        tasks = [asyncio.create_task(self._claim_loop(), name="claim")]
+        await self._announce()
+        tasks = [
+            asyncio.create_task(self._claim_loop(), name="claim"),
+            asyncio.create_task(self._announce_loop(), name="announce"),
+        ]
         if self._reap:
             tasks.append(asyncio.create_task(self._reap_loop(), name="reaper"))
         try:
@@ -111,7 +121,33 @@ class Worker:
             for task in pending:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        try:
+            await self.store.retire_worker(self.worker_id)
+        except StoreError as exc:  # its announcement expires by itself
+            log.warning("could not retire worker %s: %s", self.worker_id, exc)
         log.info("worker %s stopped", self.worker_id)
+
+    async def _announce(self) -> None:
+        """Tell the store which agents this worker has, for one lease period (again once a
+        third of it passed, by the worker's clock)."""
+        now = self.clock.now()
+        if self._renew_at is not None and now < self._renew_at:
+            return
+        self._renew_at = now + timedelta(seconds=self.settings.lease_seconds / 3)
+        try:
+            await self.store.announce_worker(
+                self.worker_id,
+                agents=list(self._agents),
+                now=now,
+                expires_at=now + timedelta(seconds=self.settings.lease_seconds),
+            )
+        except StoreError as exc:
+            log.warning("announcing worker %s failed, retrying: %s", self.worker_id, exc)
+
+    async def _announce_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.lease_seconds / 3)
+            await self._announce()
 
     async def _claim_loop(self) -> None:
         settings = self.settings
@@ -127,6 +163,7 @@ class Worker:
                         worker_id=f"{self.worker_id}/{next(self._claims)}",
                         now=self.clock.now(),
                         lease_seconds=settings.lease_seconds,
+                        agents=list(self._agents),
                     )
                 except StoreError as exc:
                     log.warning("claiming failed, retrying: %s", exc)
@@ -156,6 +193,25 @@ class Worker:
                 extra=log_context.ids(run),
             )
 
+    async def _fail_unroutable(self) -> list[Run]:
+        """Fail the runs that waited too long for a worker with their agent."""
+        waited = self.settings.unroutable_after
+        if waited is None:
+            return []
+        await self._announce()  # this worker is alive whatever the clock did meanwhile
+        now = self.clock.now()
+        failed = await self.store.fail_unroutable_runs(
+            now=now, ready_since=now - timedelta(seconds=waited)
+        )
+        for run in failed:
+            log.warning(
+                "run %s failed: no running worker has agent %r",
+                run.id,
+                run.agent,
+                extra=log_context.ids(run),
+            )
+        return failed
+
     async def _reap_loop(self) -> None:
         settings = self.settings
         loop = asyncio.get_running_loop()
@@ -170,6 +226,7 @@ class Worker:
                         run.status.value,
                         extra=log_context.ids(run),
                     )
+                reaped += await self._fail_unroutable()
                 if reaped:
                     (self._instruments or installed()).runs_reaped(reaped)
                 if loop.time() >= next_sweep:

@@ -267,11 +267,19 @@ class Store(Protocol):
         """For each of owner's sessions given that has runs: its running, waiting and next
         ready run and its newest run, without contexts, in one read."""
 
-    async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
+    async def claim_run(
+        self,
+        *,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None = None,
+    ) -> Run | None:
         """Atomically take the oldest startable run and lease it to worker_id (+ run.started).
 
         Startable: a resumed run nobody holds, or a ready run that is the first unfinished run
-        of a session with no active run, whose not_before has passed.
+        of a session with no active run, whose not_before has passed. With agents, only a run
+        of one of those agents (the others stay for workers that have them).
         """
 
     async def renew_lease(
@@ -326,6 +334,48 @@ class Store(Protocol):
 
     async def delete_run(self, run_id: str, *, owner: str | None) -> None:
         """Remove a finished run with its steps, memory, messages and events."""
+
+    async def list_owner_runs(
+        self,
+        *,
+        owner: str,
+        now: datetime,
+        status: RunStatus | None = None,
+        agent: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query: str | None = None,
+        stuck: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Run]:
+        """Owner's runs across sessions, newest created first, without contexts: created in
+        [since, until), query in the goal, agent, input, output or error; stuck keeps the ready
+        runs whose agent no worker alive at now has."""
+
+    # -- routing -------------------------------------------------------------------------------
+
+    async def announce_worker(
+        self, worker_id: str, *, agents: Sequence[str], now: datetime, expires_at: datetime
+    ) -> None:
+        """Record that worker_id runs with these agents until expires_at (announced again to
+        stay alive); announcements expired by now are dropped."""
+
+    async def retire_worker(self, worker_id: str) -> None:
+        """Forget worker_id's announcement (it stopped)."""
+
+    async def live_agents(self, *, now: datetime) -> set[str]:
+        """The agents of the workers alive at now, together."""
+
+    async def count_unroutable_runs(self, *, now: datetime) -> list[tuple[str, int]]:
+        """(agent, count) of the ready runs, of every owner, whose agent no worker alive at now
+        has."""
+
+    async def fail_unroutable_runs(
+        self, *, now: datetime, ready_since: datetime, limit: int = 100
+    ) -> list[Run]:
+        """ready → failed(agent_not_found) (+ run.failed) for runs ready since ready_since
+        whose agent no worker alive at now has; the runs changed."""
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -496,6 +546,38 @@ class Store(Protocol):
     async def revoke_api_key(self, key_id: str, *, now: datetime) -> ApiKey | None:
         """Mark a key revoked (idempotent: the first revocation time stays) and end its UI
         sessions, in one transaction; None if unknown."""
+
+    # -- retention -----------------------------------------------------------------------------
+
+    async def prunable_sessions(
+        self,
+        *,
+        closed_before: datetime | None,
+        expired_before: datetime | None,
+        after_id: str = "",
+        limit: int = 100,
+    ) -> list[str]:
+        """Ids (after after_id, in order) of sessions of every owner closed before
+        closed_before, or expired (persisted) with an expiry before expired_before; None leaves
+        that kind out."""
+
+    async def owner_session_ids(self, owner: str, *, limit: int = 100) -> list[str]:
+        """Ids of owner's sessions (at most limit)."""
+
+    async def erase_owner_data(self, owner: str) -> dict[str, int]:
+        """Delete what owner has outside sessions, in one transaction: user and app memory, the
+        events left (user and app memory writes), UI sessions and API keys; rows deleted by
+        table."""
+
+    async def count_rows(self) -> dict[str, int]:
+        """Rows per table (sessions, runs, steps, messages, memory, events, api_keys)."""
+
+    async def export_session(self, session_id: str, *, owner: str | None) -> dict[str, Any]:
+        """The session with its runs, steps, messages, memory and events as one JSON value."""
+
+    async def import_session(self, archive: dict[str, Any], *, owner: str | None) -> str:
+        """Insert what export_session made (ids kept; events get new ids here), in one
+        transaction, as owner when given; the session's id. AlreadyExists if it is here."""
 
     # -- ui sessions ---------------------------------------------------------------------------
 

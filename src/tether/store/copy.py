@@ -42,7 +42,11 @@ def _table(name: str, key: str, columns: str, json_columns: str) -> Table:
     return Table(name, keys, tuple(columns.split()), frozenset(json_columns.split()), first)
 
 
-#: Every table of the schema, in an order that keeps references pointing backwards.
+#: Tables left out: which workers are running (their announcements) belongs to the source's
+#: processes, not to its data.
+NOT_COPIED = frozenset({"workers"})
+
+#: Every other table of the schema, in an order that keeps references pointing backwards.
 TABLES: tuple[Table, ...] = (
     _table(
         "sessions",

@@ -260,16 +260,19 @@ class _DatabaseGauges(Collector):
         self._up = False
         self._runs: dict[tuple[str, str], int] = {}
         self._agents: set[str] = set()
+        self._unroutable: dict[str, int] = {}
         self._sessions = 0
 
     async def refresh(self, store: Store, *, now: datetime, agents: Iterable[str]) -> None:
         try:
             unfinished = await store.count_unfinished_runs()
+            unroutable = await store.count_unroutable_runs(now=now)
             sessions = await store.count_active_sessions(now=now)
         except TetherError:
             self._up = False
             return
         self._runs = {(status.value, agent): n for status, agent, n in unfinished}
+        self._unroutable = dict(unroutable)
         self._agents = set(agents) | {agent for _, agent in self._runs}
         self._sessions = sessions
         self._up = True
@@ -292,6 +295,15 @@ class _DatabaseGauges(Collector):
             for status in _UNFINISHED:
                 runs.add_metric([status.value, agent], self._runs.get((status.value, agent), 0))
         yield runs
+        unroutable = GaugeMetricFamily(
+            "tether_runs_unroutable",
+            "Ready runs, by agent, that no running worker can take (no worker has the agent); "
+            "they fail with agent_not_found once they waited the grace period.",
+            labels=["agent"],
+        )
+        for agent in sorted(self._agents | set(self._unroutable)):
+            unroutable.add_metric([agent], self._unroutable.get(agent, 0))
+        yield unroutable
         yield GaugeMetricFamily(
             "tether_sessions_active",
             "Sessions active now, of every owner (read from the database).",

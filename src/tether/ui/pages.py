@@ -1,4 +1,5 @@
-"""The UI's pages: sessions, a session, a run, the login form, and a friendly 404."""
+"""The UI's pages: sessions, a session, runs across sessions, a run, the login form, and a
+friendly 404."""
 
 from __future__ import annotations
 
@@ -25,6 +26,13 @@ async def sessions_page(request: Request, svc: Owned) -> Response:
 async def session_page(request: Request, svc: Owned, session_id: str) -> Response:
     context = await views.session_view(svc, session_id, request.query_params)
     return page(request, "session.html", errors={}, values={}, **context)
+
+
+@router.get("/runs")
+async def runs_page(request: Request, svc: Owned) -> Response:
+    """Every run of the owner across sessions, newest first."""
+    context = await views.runs_view(svc, request.query_params)
+    return page(request, "runs.html", **context)
 
 
 @router.get("/runs/{run_id}")

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from tether.core.event import EventType
 from tether.core.run import Run
-from tether.core.status import RUN_UNFINISHED, SessionStatus, StepStatus
+from tether.core.status import RUN_UNFINISHED, RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime import limits
 from tether.runtime.service import Service
 
 SESSIONS_PER_PAGE = 25
+RUNS_PER_PAGE = 50
+#: The creation-time filters of the runs page.
+PERIODS = {
+    "1h": timedelta(hours=1),
+    "24h": timedelta(days=1),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
 RUNS_SHOWN = 100
 MESSAGES_SHOWN = 200
 TOOL_CALLS_SHOWN = 100
@@ -85,6 +93,7 @@ async def session_view(svc: Service, session_id: str, query: Mapping[str, str]) 
         "tool_filter": {"tool": tool, "run": run_filter, "outcome": outcome},
         "outcomes": [s.value for s in StepStatus],
         "agents": list(svc.agents),
+        "unroutable": await _unroutable(svc, runs),
         "live": live,
         "now": svc.clock.now(),
     }
@@ -149,9 +158,55 @@ async def run_view(svc: Service, run_id: str) -> dict[str, Any]:
         "error_step": error_step,
         "memory": await svc.list_run_memory(run_id),
         "promoted": in_session,
+        "unroutable": await _unroutable(svc, [run]),
         "live": None if run.is_terminal else live,
         "now": now,
     }
+
+
+async def runs_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
+    """One page of the owner's runs across sessions, newest first, filtered by status, agent,
+    creation time, text, and stuck (ready with no running worker for its agent)."""
+    status = _choice(query.get("status"), [s.value for s in RunStatus])
+    agent = (query.get("agent") or "").strip()
+    period = _choice(query.get("period"), list(PERIODS))
+    text = (query.get("q") or "").strip()
+    stuck = query.get("stuck") == "1"
+    cursor = query.get("cursor") or None
+    now = svc.clock.now()
+    found = await svc.list_all_runs(
+        status=status or None,
+        agent=agent or None,
+        since=now - PERIODS[period] if period else None,
+        query=text or None,
+        stuck=stuck,
+        limit=RUNS_PER_PAGE,
+        cursor=cursor,
+    )
+    filters = {"status": status, "agent": agent, "period": period, "q": text}
+    if stuck:
+        filters["stuck"] = "1"
+    return {
+        "runs": found.data,
+        "next_cursor": found.next_cursor,
+        "filters": filters,
+        "statuses": [s.value for s in RunStatus],
+        "periods": list(PERIODS),
+        "agents": sorted(set(svc.agents) | {agent} - {""}),
+        "unroutable": await _unroutable(svc, found.data),
+        "paged": cursor is not None,
+        "filtered": bool(status or agent or period or text or stuck),
+        "now": now,
+    }
+
+
+async def _unroutable(svc: Service, runs: list[Run]) -> set[str]:
+    """Ids of the ready runs among runs whose agent no running worker has."""
+    ready = [r for r in runs if r.status is RunStatus.READY]
+    if not ready:
+        return set()
+    live = await svc.live_agents()
+    return {r.id for r in ready if r.agent not in live}
 
 
 async def _live(svc: Service, run: Run | None) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, Request
+from pydantic import AwareDatetime
 from starlette.responses import Response
 
 from tether.api import render, schemas
@@ -40,6 +41,41 @@ async def list_runs(
     """The session's runs by seq: Run 1, 2, 3 …"""
     found = await svc.list_runs(
         session_id, status=status, limit=limit, cursor=cursor, newest_first=newest_first
+    )
+    return render.page(found.data, found.next_cursor)
+
+
+@router.get("/v1/runs", response_model=schemas.RunPage)
+async def list_all_runs(
+    svc: Owned,
+    status: RunStatus | None = None,
+    agent: Annotated[str | None, Query(description="Only runs of this agent.")] = None,
+    since: Annotated[
+        AwareDatetime | None, Query(description="Only runs created at or after this time.")
+    ] = None,
+    until: Annotated[
+        AwareDatetime | None, Query(description="Only runs created before this time.")
+    ] = None,
+    q: Annotated[
+        str | None, Query(description="Text in the goal, agent, input, output or error.")
+    ] = None,
+    stuck: Annotated[
+        bool,
+        Query(description="Only ready runs whose agent no running worker has."),
+    ] = False,
+    limit: Limit = 50,
+    cursor: Cursor = None,
+) -> Response:
+    """The caller's runs across all sessions, newest first (without their contexts)."""
+    found = await svc.list_all_runs(
+        status=status,
+        agent=agent,
+        since=since,
+        until=until,
+        query=q,
+        stuck=stuck,
+        limit=limit,
+        cursor=cursor,
     )
     return render.page(found.data, found.next_cursor)
 

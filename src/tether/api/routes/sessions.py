@@ -122,6 +122,13 @@ async def get_session_by_key(
     return render.record(await svc.get_session_by_key(key))
 
 
+@router.get("/{session_id}/export")
+async def export_session(svc: Owned, session_id: str) -> Response:
+    """The session with its runs, steps, messages, memory and events as one JSON document
+    (``tether sessions import`` puts it into another database, ids kept)."""
+    return render.record(await svc.export_session(session_id))
+
+
 @router.get("/{session_id}", response_model=schemas.Session)
 async def get_session(svc: Owned, session_id: str) -> Response:
     """A session as of now (expiry is exact)."""

@@ -301,9 +301,11 @@ ORDER BY seq DESC LIMIT %(limit)s;
 -- name: claimable
 -- Whether claim_resumed_run or claim_ready_run would find a run (a read: no locks, one round trip).
 SELECT 1 AS found FROM runs WHERE status = 'running' AND worker_id IS NULL
+  AND (%(agents)s::jsonb IS NULL OR agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
 UNION ALL
 (SELECT 1 FROM runs AS r
  WHERE r.status = 'ready' AND (r.not_before IS NULL OR r.not_before <= %(now)s)
+   AND (%(agents)s::jsonb IS NULL OR r.agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
    AND NOT EXISTS (SELECT 1 FROM runs AS o
                    WHERE o.session_id = r.session_id
                      AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
@@ -321,12 +323,14 @@ SET worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s, updated_
     deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
                        ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
 WHERE id = (SELECT id FROM runs WHERE status = 'running' AND worker_id IS NULL
+              AND (%(agents)s::jsonb IS NULL OR agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
             ORDER BY updated_at LIMIT 1
             FOR UPDATE SKIP LOCKED)
   AND status = 'running' AND worker_id IS NULL
 RETURNING *;
 
 -- name: claim_ready_run
+-- %(agents)s (a JSON array, or NULL for any) keeps the runs of agents the worker lacks for others.
 -- One statement: the oldest startable ready run nobody else is claiming right now. Should two
 -- claims still race into one session, the one-active-run index refuses the second (retried).
 -- A run never starts before the run before it in its session ended: a claim that read the clock
@@ -344,6 +348,7 @@ SET status = 'running', worker_id = %(worker_id)s, lease_expires_at = %(lease_ex
 WHERE id = (
     SELECT r.id FROM runs AS r
     WHERE r.status = 'ready' AND (r.not_before IS NULL OR r.not_before <= %(now)s)
+      AND (%(agents)s::jsonb IS NULL OR r.agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
       AND NOT EXISTS (SELECT 1 FROM runs AS o
                       WHERE o.session_id = r.session_id
                         AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
@@ -908,3 +913,144 @@ GROUP BY status, agent;
 SELECT count(*) AS n FROM sessions
 WHERE status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s);
+
+-- routing --------------------------------------------------------------------------------------
+-- A worker announces the agents it has until expires_at and renews that; runs whose agent no
+-- live worker has are unroutable.
+
+-- name: announce_worker
+INSERT INTO workers (id, agents, started_at, seen_at, expires_at)
+VALUES (%(id)s, %(agents)s::jsonb, %(now)s, %(now)s, %(expires_at)s)
+ON CONFLICT (id) DO UPDATE
+SET agents = excluded.agents, seen_at = excluded.seen_at, expires_at = excluded.expires_at;
+
+-- name: drop_gone_workers
+DELETE FROM workers WHERE expires_at <= %(now)s;
+
+-- name: retire_worker
+DELETE FROM workers WHERE id = %(id)s;
+
+-- name: live_agents
+SELECT DISTINCT jsonb_array_elements_text(agents) AS agent FROM workers
+WHERE expires_at > %(now)s;
+
+-- name: count_unroutable_runs
+SELECT agent, count(*) AS n FROM runs
+WHERE status = 'ready'
+  AND agent NOT IN (SELECT jsonb_array_elements_text(agents) FROM workers
+                    WHERE expires_at > %(now)s)
+GROUP BY agent;
+
+-- name: unroutable_runs
+-- Ready since ready_since at least (not_before counts as the moment it became startable).
+SELECT * FROM runs
+WHERE status = 'ready' AND updated_at <= %(ready_since)s
+  AND (not_before IS NULL OR not_before <= %(ready_since)s)
+  AND agent NOT IN (SELECT jsonb_array_elements_text(agents) FROM workers
+                    WHERE expires_at > %(now)s)
+ORDER BY updated_at LIMIT %(limit)s;
+
+
+-- runs across sessions ---------------------------------------------------------------------------
+
+-- name: owner_runs
+-- An owner's runs, newest first (the runs_by_owner index), without their contexts; %(stuck)s
+-- keeps the ready runs whose agent no live worker has.
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
+FROM runs
+WHERE owner = %(owner)s
+  AND (%(cursor_at)s::bigint IS NULL OR created_at < %(cursor_at)s
+       OR (created_at = %(cursor_at)s AND id < %(cursor_id)s))
+  AND (%(status)s::text IS NULL OR status = %(status)s)
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s)
+  AND (%(since)s::bigint IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR created_at < %(until)s)
+  AND (%(query)s::text IS NULL OR goal ILIKE %(query)s ESCAPE '\'
+       OR input::text ILIKE %(query)s ESCAPE '\' OR output::text ILIKE %(query)s ESCAPE '\'
+       OR error::text ILIKE %(query)s ESCAPE '\' OR agent ILIKE %(query)s ESCAPE '\')
+  AND (NOT %(stuck)s OR (status = 'ready'
+       AND agent NOT IN (SELECT jsonb_array_elements_text(agents) FROM workers
+                         WHERE expires_at > %(now)s)))
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s;
+
+-- name: owner_runs_with_status
+-- The same for one status (the runs_by_owner_status index).
+-- An owner's runs, newest first (the runs_by_owner index), without their contexts; %(stuck)s
+-- keeps the ready runs whose agent no live worker has.
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL::jsonb AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
+FROM runs
+WHERE owner = %(owner)s
+  AND (%(cursor_at)s::bigint IS NULL OR created_at < %(cursor_at)s
+       OR (created_at = %(cursor_at)s AND id < %(cursor_id)s))
+  AND status = %(status)s
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s)
+  AND (%(since)s::bigint IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::bigint IS NULL OR created_at < %(until)s)
+  AND (%(query)s::text IS NULL OR goal ILIKE %(query)s ESCAPE '\'
+       OR input::text ILIKE %(query)s ESCAPE '\' OR output::text ILIKE %(query)s ESCAPE '\'
+       OR error::text ILIKE %(query)s ESCAPE '\' OR agent ILIKE %(query)s ESCAPE '\')
+  AND (NOT %(stuck)s OR (status = 'ready'
+       AND agent NOT IN (SELECT jsonb_array_elements_text(agents) FROM workers
+                         WHERE expires_at > %(now)s)))
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s;
+
+-- retention ------------------------------------------------------------------------------------
+
+-- name: prunable_sessions
+-- Closed before closed_before, or expired (persisted) with an expiry before expired_before.
+SELECT id FROM sessions
+WHERE id > %(after_id)s
+  AND ((%(closed_before)s::bigint IS NOT NULL AND status = 'closed'
+        AND closed_at < %(closed_before)s)
+       OR (%(expired_before)s::bigint IS NOT NULL AND status = 'expired'
+           AND ttl_seconds IS NOT NULL
+           AND last_activity_at + ttl_seconds * 1000000 < %(expired_before)s))
+ORDER BY id LIMIT %(limit)s;
+
+-- name: owner_session_ids
+SELECT id FROM sessions WHERE owner = %(owner)s ORDER BY id LIMIT %(limit)s;
+
+-- name: erase_owner_memory
+-- User memory (scope_id = the owner) and app memory (scope_id = owner + separator + app).
+DELETE FROM memory
+WHERE (scope = 'user' AND scope_id = %(owner)s)
+   OR (scope = 'app' AND starts_with(scope_id, %(app_prefix)s));
+
+-- name: erase_owner_events
+DELETE FROM events WHERE owner = %(owner)s;
+
+-- name: erase_owner_ui_sessions
+DELETE FROM ui_sessions WHERE owner = %(owner)s;
+
+-- name: erase_owner_api_keys
+DELETE FROM api_keys WHERE owner = %(owner)s;
+
+-- archives (one session with everything in it) ---------------------------------------------------
+
+-- name: archive_session
+SELECT * FROM sessions WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
+
+-- name: archive_runs
+SELECT * FROM runs WHERE session_id = %(id)s ORDER BY seq;
+
+-- name: archive_steps
+SELECT * FROM steps WHERE session_id = %(id)s ORDER BY run_id, seq;
+
+-- name: archive_messages
+SELECT * FROM messages WHERE session_id = %(id)s ORDER BY seq;
+
+-- name: archive_memory
+SELECT * FROM memory WHERE session_id = %(id)s ORDER BY scope, scope_id, namespace, key;
+
+-- name: archive_events
+SELECT * FROM events WHERE session_id = %(id)s ORDER BY id;

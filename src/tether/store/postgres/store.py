@@ -6,7 +6,7 @@ import asyncio
 import functools
 import inspect
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -47,14 +47,24 @@ class PostgresStore(SqlStore):
         self.database = PostgresDatabase(url, migrate=migrate)
         super().__init__(self.database)
 
-    async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
+    async def claim_run(
+        self,
+        *,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None = None,
+    ) -> Run | None:
         # Workers wake on every run event of every node and most wake-ups find nothing to
         # claim: look first (one read) before taking (a transaction of several round trips).
         # A run that becomes claimable after the look announces itself with a new wake-up.
+        named = None if agents is None else self.database.dump_json(sorted(agents))
         async with self.database.read() as tx:
-            if await tx.one("claimable", now=to_us(now)) is None:
+            if await tx.one("claimable", now=to_us(now), agents=named) is None:
                 return None
-        return await super().claim_run(worker_id=worker_id, now=now, lease_seconds=lease_seconds)
+        return await super().claim_run(
+            worker_id=worker_id, now=now, lease_seconds=lease_seconds, agents=agents
+        )
 
 
 for _name, _method in inspect.getmembers(PostgresStore, inspect.iscoroutinefunction):

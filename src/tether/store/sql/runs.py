@@ -203,17 +203,25 @@ class RunsPart(SessionsPart):
         runs = [self._run(r) for r in rows[:limit]]
         return Page(runs, encode_cursor(runs[-1].seq) if len(rows) > limit else None)
 
-    async def claim_run(self, *, worker_id: str, now: datetime, lease_seconds: float) -> Run | None:
-        lease = to_us(now + timedelta(seconds=lease_seconds))
+    async def claim_run(
+        self,
+        *,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None = None,
+    ) -> Run | None:
+        held = {
+            "worker_id": worker_id,
+            "lease_expires_at": to_us(now + timedelta(seconds=lease_seconds)),
+            "now": to_us(now),
+            "agents": None if agents is None else self._j(sorted(agents)),
+        }
         async with self._db.write() as tx:
-            row = await tx.one(
-                "claim_resumed_run", worker_id=worker_id, lease_expires_at=lease, now=to_us(now)
-            )
+            row = await tx.one("claim_resumed_run", **held)
             if row is not None:
                 return self._run(row)
-            row = await tx.one(
-                "claim_ready_run", worker_id=worker_id, lease_expires_at=lease, now=to_us(now)
-            )
+            row = await tx.one("claim_ready_run", **held)
             if row is None:
                 return None
             run = self._run(row)

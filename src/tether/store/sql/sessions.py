@@ -35,7 +35,8 @@ class _NothingToRemove(Exception):
     """A pop or clear found nothing to take out: its transaction is rolled back (internal)."""
 
 
-def _like(text: str) -> str:
+def like_pattern(text: str) -> str:
+    """text as a LIKE pattern matching it anywhere (its wildcards escaped)."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
@@ -127,7 +128,7 @@ class SessionsPart(SqlBase):
             "owner": owner,
             "now": to_us(now),
             "status": None if status is None else status.value,
-            "query": _like(query) if query else None,
+            "query": like_pattern(query) if query else None,
             "metadata": self._j(metadata) if metadata else None,
             "app": app,
             "key_prefix": key_prefix or None,

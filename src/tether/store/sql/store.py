@@ -5,11 +5,12 @@ from __future__ import annotations
 from tether.store.sql.gauges import GaugesPart
 from tether.store.sql.keys import KeysPart
 from tether.store.sql.memory import MemoryPart
-from tether.store.sql.runs import RunsPart
+from tether.store.sql.retention import RetentionPart
+from tether.store.sql.routing import RoutingPart
 from tether.store.sql.steps import StepsPart
 
 
-class SqlStore(RunsPart, StepsPart, MemoryPart, KeysPart, GaugesPart):
+class SqlStore(RoutingPart, StepsPart, MemoryPart, KeysPart, GaugesPart, RetentionPart):
     """Every Store operation; SQL text and connections come from the backend's Database."""
 
     async def schema_version(self) -> int:

@@ -271,10 +271,12 @@ SET worker_id = :worker_id, lease_expires_at = :lease_expires_at, updated_at = :
     deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
                        ELSE :now + CAST(timeout_seconds * 1000000 AS INTEGER) END
 WHERE id = (SELECT id FROM runs WHERE status = 'running' AND worker_id IS NULL
+              AND (:agents IS NULL OR agent IN (SELECT value FROM json_each(:agents)))
             ORDER BY updated_at LIMIT 1)
 RETURNING *;
 
 -- name: claim_ready_run
+-- :agents (a JSON array, or NULL for any) keeps the runs of agents the worker lacks for others.
 -- A run never starts before the run before it in its session ended: a claim that read the clock
 -- before that end committed (it waited for the lock meanwhile) starts at that end.
 UPDATE runs
@@ -290,6 +292,7 @@ SET status = 'running', worker_id = :worker_id, lease_expires_at = :lease_expire
 WHERE id = (
     SELECT r.id FROM runs AS r
     WHERE r.status = 'ready' AND (r.not_before IS NULL OR r.not_before <= :now)
+      AND (:agents IS NULL OR r.agent IN (SELECT value FROM json_each(:agents)))
       AND NOT EXISTS (SELECT 1 FROM runs AS o
                       WHERE o.session_id = r.session_id AND o.status IN ('ready', 'running', 'waiting')
                         AND o.seq < r.seq)
@@ -832,3 +835,142 @@ GROUP BY status, agent;
 SELECT count(*) AS n FROM sessions
 WHERE status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now);
+
+-- routing --------------------------------------------------------------------------------------
+-- A worker announces the agents it has until expires_at and renews that; runs whose agent no
+-- live worker has are unroutable.
+
+-- name: announce_worker
+INSERT INTO workers (id, agents, started_at, seen_at, expires_at)
+VALUES (:id, :agents, :now, :now, :expires_at)
+ON CONFLICT (id) DO UPDATE
+SET agents = excluded.agents, seen_at = excluded.seen_at, expires_at = excluded.expires_at;
+
+-- name: drop_gone_workers
+DELETE FROM workers WHERE expires_at <= :now;
+
+-- name: retire_worker
+DELETE FROM workers WHERE id = :id;
+
+-- name: live_agents
+SELECT DISTINCT a.value AS agent FROM workers AS w, json_each(w.agents) AS a
+WHERE w.expires_at > :now;
+
+-- name: count_unroutable_runs
+SELECT agent, count(*) AS n FROM runs
+WHERE status = 'ready'
+  AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
+                    WHERE w.expires_at > :now)
+GROUP BY agent;
+
+-- name: unroutable_runs
+-- Ready since ready_since at least (not_before counts as the moment it became startable).
+SELECT * FROM runs
+WHERE status = 'ready' AND updated_at <= :ready_since
+  AND (not_before IS NULL OR not_before <= :ready_since)
+  AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
+                    WHERE w.expires_at > :now)
+ORDER BY updated_at LIMIT :limit;
+
+
+-- runs across sessions ---------------------------------------------------------------------------
+
+-- name: owner_runs
+-- An owner's runs, newest first (the runs_by_owner index), without their contexts; :stuck keeps
+-- the ready runs whose agent no live worker has.
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
+FROM runs
+WHERE owner = :owner
+  AND (:cursor_at IS NULL OR created_at < :cursor_at
+       OR (created_at = :cursor_at AND id < :cursor_id))
+  AND (:status IS NULL OR status = :status)
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:since IS NULL OR created_at >= :since)
+  AND (:until IS NULL OR created_at < :until)
+  AND (:query IS NULL OR goal LIKE :query ESCAPE '\' OR input LIKE :query ESCAPE '\'
+       OR output LIKE :query ESCAPE '\' OR error LIKE :query ESCAPE '\'
+       OR agent LIKE :query ESCAPE '\')
+  AND (NOT :stuck OR (status = 'ready'
+       AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
+                         WHERE w.expires_at > :now)))
+ORDER BY created_at DESC, id DESC
+LIMIT :limit;
+
+-- name: owner_runs_with_status
+-- The same for one status (the runs_by_owner_status index).
+-- An owner's runs, newest first (the runs_by_owner index), without their contexts; :stuck keeps
+-- the ready runs whose agent no live worker has.
+SELECT id, session_id, owner, seq, agent, goal, input, status, created_at, updated_at, started_at,
+       ended_at, error, output, input_tokens, output_tokens, model_requests, attempt, max_attempts,
+       metadata, timeout_seconds, wait_timeout_seconds, idempotency_key, waiting_for,
+       NULL AS context, worker_id, lease_expires_at, deadline_at, not_before, step_count,
+       traceparent
+FROM runs
+WHERE owner = :owner
+  AND (:cursor_at IS NULL OR created_at < :cursor_at
+       OR (created_at = :cursor_at AND id < :cursor_id))
+  AND status = :status
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:since IS NULL OR created_at >= :since)
+  AND (:until IS NULL OR created_at < :until)
+  AND (:query IS NULL OR goal LIKE :query ESCAPE '\' OR input LIKE :query ESCAPE '\'
+       OR output LIKE :query ESCAPE '\' OR error LIKE :query ESCAPE '\'
+       OR agent LIKE :query ESCAPE '\')
+  AND (NOT :stuck OR (status = 'ready'
+       AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
+                         WHERE w.expires_at > :now)))
+ORDER BY created_at DESC, id DESC
+LIMIT :limit;
+
+-- retention ------------------------------------------------------------------------------------
+
+-- name: prunable_sessions
+-- Closed before closed_before, or expired (persisted) with an expiry before expired_before.
+SELECT id FROM sessions
+WHERE id > :after_id
+  AND ((:closed_before IS NOT NULL AND status = 'closed' AND closed_at < :closed_before)
+       OR (:expired_before IS NOT NULL AND status = 'expired' AND ttl_seconds IS NOT NULL
+           AND last_activity_at + ttl_seconds * 1000000 < :expired_before))
+ORDER BY id LIMIT :limit;
+
+-- name: owner_session_ids
+SELECT id FROM sessions WHERE owner = :owner ORDER BY id LIMIT :limit;
+
+-- name: erase_owner_memory
+-- User memory (scope_id = the owner) and app memory (scope_id = owner + separator + app).
+DELETE FROM memory
+WHERE (scope = 'user' AND scope_id = :owner)
+   OR (scope = 'app' AND substr(scope_id, 1, length(:app_prefix)) = :app_prefix);
+
+-- name: erase_owner_events
+DELETE FROM events WHERE owner = :owner;
+
+-- name: erase_owner_ui_sessions
+DELETE FROM ui_sessions WHERE owner = :owner;
+
+-- name: erase_owner_api_keys
+DELETE FROM api_keys WHERE owner = :owner;
+
+-- archives (one session with everything in it) ---------------------------------------------------
+
+-- name: archive_session
+SELECT * FROM sessions WHERE id = :id AND (:owner IS NULL OR owner = :owner);
+
+-- name: archive_runs
+SELECT * FROM runs WHERE session_id = :id ORDER BY seq;
+
+-- name: archive_steps
+SELECT * FROM steps WHERE session_id = :id ORDER BY run_id, seq;
+
+-- name: archive_messages
+SELECT * FROM messages WHERE session_id = :id ORDER BY seq;
+
+-- name: archive_memory
+SELECT * FROM memory WHERE session_id = :id ORDER BY scope, scope_id, namespace, key;
+
+-- name: archive_events
+SELECT * FROM events WHERE session_id = :id ORDER BY id;
