@@ -141,10 +141,18 @@ class InvalidTransition(Conflict):
 
     code = "invalid_transition"
 
-    def __init__(self, what: str, current: str, target: str, ident: str | None = None) -> None:
+    def __init__(
+        self,
+        what: str,
+        current: str,
+        target: str,
+        ident: str | None = None,
+        *,
+        message: str | None = None,
+    ) -> None:
         subject = f"{what} {ident}" if ident else what
         super().__init__(
-            f"{subject} cannot go from {current} to {target}",
+            message or f"{subject} cannot go from {current} to {target}",
             current=current,
             target=target,
         )
