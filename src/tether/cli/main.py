@@ -13,13 +13,14 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from tether.cli import render
+from tether.cli import drive, render
 from tether.cli.app import (
     DbOption,
     JsonOption,
     KeyOption,
     Target,
     console,
+    data_of,
     err_console,
     find_session,
     finite,
@@ -48,15 +49,40 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="Sessions: the long conversations.", no_args_is_help=True)
 runs_app = typer.Typer(help="Runs: one task inside a session.", no_args_is_help=True)
+messages_app = typer.Typer(help="Messages: a session's conversation.", no_args_is_help=True)
 db_app = typer.Typer(help="The database.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(runs_app, name="runs")
+app.add_typer(messages_app, name="messages")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
 app.command()(serve)
 app.command()(tail)
+sessions_app.command("create")(drive.sessions_create)
+runs_app.command("create")(drive.runs_create)
+messages_app.command("add")(drive.messages_add)
 #: The defaults of ``tether worker``'s options.
 _RUNTIME = RuntimeSettings()
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from tether.version import __version__
+
+        sys.stdout.write(f"tether {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """tether: durable Sessions and Runs for AI agents."""
 
 
 @app.command()
@@ -131,14 +157,23 @@ def sessions_list(
     limit: Annotated[
         int, typer.Option(min=1, max=1000, help="At most this many, newest activity first.")
     ] = 50,
+    cursor: Annotated[
+        str | None, typer.Option(help="Where the previous page ended (its next_cursor).")
+    ] = None,
 ) -> None:
-    """List sessions, newest activity first."""
+    """List sessions, newest activity first, a page at a time."""
     with target.open() as tt:
-        sessions = tt.sessions.list(status=status, query=query, app=app_name, limit=limit)
+        page = tt._call(
+            tt.backend.list_sessions(
+                status=status, query=query, app=app_name, limit=limit, cursor=cursor
+            )
+        )
         if json:
-            print_json({"data": to_data(list(sessions))})
-        else:
-            console.print(render.sessions_table(list(sessions), tt.backend.clock.now()))
+            print_json({"data": data_of(page.data), "next_cursor": page.next_cursor})
+            return
+        console.print(render.sessions_table(page.data, tt.backend.clock.now()))
+        if page.next_cursor is not None:
+            console.print(f"[dim]more: --cursor {page.next_cursor}[/]", highlight=False)
 
 
 @sessions_app.command("show")
@@ -242,7 +277,7 @@ def runs_show(
 ) -> None:
     """Show a run: status, times, steps (tool calls with input and output), memory, error."""
     with target.open() as tt:
-        report = run_report(tt, tt.runs.get(run_id))
+        report = run_report(tt, drive.find_run(tt, run_id))
         if json:
             print_json(report.to_data())
         else:
@@ -262,7 +297,7 @@ def runs_cancel(
 ) -> None:
     """Cancel a ready, running or waiting run (its steps so far are kept)."""
     with target.open() as tt:
-        _print_outcome("run", tt.runs.get(run_id).cancel(reason), json)
+        _print_outcome("run", drive.find_run(tt, run_id).cancel(reason), json)
 
 
 @runs_app.command("resume")
@@ -276,13 +311,13 @@ def runs_resume(
 ) -> None:
     """Resume a waiting run with the input it asks for."""
     with target.open() as tt:
-        _print_outcome("run", tt.runs.get(run_id).resume(_json_or_text(input)), json)
+        drive.print_run(drive.find_run(tt, run_id).resume(_json_or_text(input)), json)
 
 
 def _print_outcome(kind: str, record: Session | Run, json: bool) -> None:
     """What an action left: the record (--json), or one line with its status."""
     if json:
-        print_json(to_data(record))
+        print_json(data_of(record))
     else:
         console.print(f"{kind} {record.id} is", render.status(record.status.value))
 

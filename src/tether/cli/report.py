@@ -23,9 +23,11 @@ class RunReport:
     def tool_calls(self) -> list[Step]:
         return [s for s in self.steps if s.kind.value == "tool_call"]
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self, *, context: bool = True) -> dict[str, Any]:
+        """The run as --json shows it; context = with the assembled context it started from."""
         data: dict[str, Any] = to_data(self.run)
-        data.pop("context", None)
+        if not context:
+            data.pop("context", None)
         data["duration_seconds"] = self.run.duration_seconds
         data["steps"] = to_data(self.steps)
         data["tool_calls"] = to_data(self.tool_calls)
@@ -45,9 +47,9 @@ class SessionReport:
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "session": to_data(self.session),
+            "session": {**to_data(self.session), "expires_at": to_data(self.session.expires_at)},
             "expires_at": to_data(self.session.expires_at),
-            "runs": [r.to_data() for r in self.runs],
+            "runs": [r.to_data(context=False) for r in self.runs],
             "memory": {
                 "session": to_data(self.memory),
                 "user": to_data(self.user_memory),
