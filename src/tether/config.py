@@ -3,8 +3,7 @@
 ``TETHER_MODEL_BASE_URL``, ``TETHER_MODEL`` and ``TETHER_MODEL_API_KEY`` configure an
 OpenAI-compatible model; when set, it is the default model of runs (the ``coder`` agent uses
 it), and a run can still ask for ``input.model = "offline"``. ``TETHER_AGENTS`` lists modules
-to import (from the current folder or PYTHONPATH) so that their ``@tether.agent`` functions are
-registered.
+to import so that their ``@tether.agent`` functions are registered.
 """
 
 from __future__ import annotations

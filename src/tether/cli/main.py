@@ -163,10 +163,8 @@ def sessions_list(
 ) -> None:
     """List sessions, newest activity first, a page at a time."""
     with target.open() as tt:
-        page = tt._call(
-            tt.backend.list_sessions(
-                status=status, query=query, app=app_name, limit=limit, cursor=cursor
-            )
+        page = tt.backend.list_sessions(
+            status=status, query=query, app=app_name, limit=limit, cursor=cursor
         )
         if json:
             print_json({"data": data_of(page.data), "next_cursor": page.next_cursor})

@@ -62,11 +62,10 @@ class SessionReport:
 
 
 def run_report(tt: Tether, run: Run) -> RunReport:
-    backend = tt.backend
     return RunReport(
         run=run,
-        steps=tt._call(backend.list_steps(run.id)),
-        memory=tt._call(backend.list_run_memory(run.id)),
+        steps=tt.backend.list_steps(run.id),
+        memory=tt.backend.list_run_memory(run.id),
     )
 
 
@@ -75,8 +74,8 @@ def session_report(tt: Tether, session_id: str) -> SessionReport:
     return SessionReport(
         session=handle,
         runs=[run_report(tt, run) for run in handle.runs.list()],
-        memory=tt._call(tt.backend.list_session_memory(session_id)),
-        user_memory=tt._call(tt.backend.list_user_memory()),
-        app_memory=[] if handle.app is None else tt._call(tt.backend.list_app_memory(handle.app)),
+        memory=tt.backend.list_session_memory(session_id),
+        user_memory=tt.backend.list_user_memory(),
+        app_memory=[] if handle.app is None else tt.backend.list_app_memory(handle.app),
         tool_calls=handle.tool_calls(),
     )
