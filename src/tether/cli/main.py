@@ -95,16 +95,28 @@ def demo(
         typer.Option(help="Copy the demo project here instead of a new temporary folder."),
     ] = None,
 ) -> None:
-    """Play the seed scenario: one session, runs that analyse, fix and verify a real project."""
-    from tether.demo.scenario import copy_project, play
+    """Play the seed scenario: one session, runs that analyse, fix and verify a real project
+    (a temporary copy, removed at the end, unless --workspace keeps it)."""
+    from tether.demo.scenario import copy_project
 
     if workspace is not None and workspace.exists():
         raise typer.BadParameter(f"{workspace} already exists", param_hint="--workspace")
     project = copy_project(workspace)
+    try:
+        _play_demo(db, project, kept=workspace is not None, json=json)
+    finally:
+        if workspace is None:  # the temporary folder copy_project made around the project
+            shutil.rmtree(project.parent, ignore_errors=True)
+
+
+def _play_demo(db: str, project: Path, *, kept: bool, json: bool) -> None:
+    from tether.demo.scenario import play
+
     shown = redact_url(db)  # a PostgreSQL password is never printed
     with open_db(db, create=True, worker=True) as tt:
         if not json:
-            console.print(f"[dim]project copied to {project}; database {shown}[/]")
+            where = "" if kept else " (a temporary copy, removed at the end; --workspace keeps it)"
+            console.print(f"[dim]project copied to {project}{where}; database {shown}[/]")
 
         def progress(number: int, run: Run) -> None:
             if not json:
@@ -120,6 +132,7 @@ def demo(
         if json:
             data = report.to_data()
             data["workspace"] = str(project)
+            data["workspace_kept"] = kept
             data["db"] = shown
             print_json(data)
             return
