@@ -362,7 +362,7 @@ def sweep(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
         if json:
             print_json({"expired": [s.id for s in swept]})
         else:
-            console.print(f"{len(swept)} session(s) expired")
+            console.print(f"{render.plural(len(swept), 'session')} expired")
 
 
 @db_app.command("migrate")
