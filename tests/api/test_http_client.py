@@ -13,7 +13,6 @@ from tests.serving import Proxy
 
 import tether
 from tether import AsyncClient, Client
-from tether.core.page import Page
 from tether.core.errors import (
     InvalidTransition,
     NotFound,
@@ -22,6 +21,7 @@ from tether.core.errors import (
     Unauthorized,
     UsageError,
 )
+from tether.core.page import Page
 
 
 @pytest.fixture

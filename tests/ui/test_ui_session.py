@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import date
+from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import Dialog, Page, expect
@@ -174,7 +174,9 @@ def test_a_new_owner_starts_from_the_empty_state(page: Page, server: Server) -> 
     page.get_by_role("link", name="Sessions", exact=True).first.click()
     expect(page.locator("table.sessions tbody tr")).to_have_count(1)
     # the list's brief dates carry their year too
-    expect(page.locator("table.sessions tbody tr time")).to_contain_text(str(date.today().year))
+    expect(page.locator("table.sessions tbody tr time")).to_contain_text(
+        str(datetime.now(UTC).year)
+    )
 
 
 def test_the_session_page_follows_its_active_run(page: Page, server: Server) -> None:

@@ -93,7 +93,9 @@ class Tether:
     ) -> Iterator[Event]:
         """Events of a session or a run as they happen (a run's stream ends after its terminal
         event; a session's goes on until the caller stops)."""
-        stream = self._backend.stream_events(session_id=session_id, run_id=run_id, after_id=after_id)
+        stream = self._backend.stream_events(
+            session_id=session_id, run_id=run_id, after_id=after_id
+        )
         for event in self._loop.iterate(stream):
             if event is not None:
                 yield event

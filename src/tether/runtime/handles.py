@@ -167,7 +167,9 @@ class SessionHandle(Session):
 
     def close(self) -> SessionHandle:
         """Close the session (only the user or expiry ends one); unfinished runs are cancelled."""
-        return SessionHandle.bind(self._tt._call(self._tt._backend.close_session(self.id)), self._tt)
+        return SessionHandle.bind(
+            self._tt._call(self._tt._backend.close_session(self.id)), self._tt
+        )
 
     def delete(self) -> None:
         self._tt._call(self._tt._backend.delete_session(self.id))
@@ -341,4 +343,6 @@ class RunHandle(Run):
         )
 
     def resume(self, input: Any = None) -> RunHandle:
-        return RunHandle.bind(self._tt._call(self._tt._backend.resume_run(self.id, input)), self._tt)
+        return RunHandle.bind(
+            self._tt._call(self._tt._backend.resume_run(self.id, input)), self._tt
+        )

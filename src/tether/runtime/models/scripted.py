@@ -25,7 +25,7 @@ class ScriptedModel:
 
     def __init__(self, replies: Sequence[Reply], *, name: str = "scripted") -> None:
         if isinstance(replies, str):
-            raise TypeError("replies is a list of replies: ScriptedModel([\"hello\"])")
+            raise TypeError('replies is a list of replies: ScriptedModel(["hello"])')
         self.name = name
         self._replies = [_reply(r, i) for i, r in enumerate(replies)]
         self.requests: list[list[dict[str, Any]]] = []
