@@ -45,6 +45,7 @@ def test_without_a_workspace_the_temporary_copy_is_removed(tmp_path: Path) -> No
     )
     assert done.returncode == 0, done.stderr
     assert "a temporary copy, removed at the end" in done.stdout
+    assert "keys create --owner local" in " ".join(done.stdout.split())  # the UI's first visit
     assert list(temp.iterdir()) == []
 
 

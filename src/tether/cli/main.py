@@ -142,7 +142,11 @@ def _play_demo(db: str, project: Path, *, kept: bool, json: bool) -> None:
             f"\nThe session is still [bold green]{report.session.status.value}[/]: runs finished, "
             "the conversation goes on. Look again from a new process with\n"
             f"  {_program()} sessions show {report.session.id} --db {shown}\n"
-            f"  {_program()} runs show {report.runs[0].run.id} --db {shown}"
+            f"  {_program()} runs show {report.runs[0].run.id} --db {shown}\n"
+            f"or in the web UI, as the demo's owner {report.session.owner!r}: "
+            f"`{_program()} keys create --owner {report.session.owner} --db {shown}`, then "
+            f"`{_program()} serve --db {shown}`, and log in at http://127.0.0.1:8080/ui with "
+            f"that key (or `{_program()} serve --no-auth --db {shown}` on this machine alone)"
         )
 
 

@@ -493,4 +493,5 @@ def _not_resumable(run: Run) -> InvalidTransition:
         why = f"run {run.id} has finished ({state}): only a waiting run can be resumed"
     else:
         why = f"run {run.id} is {state}, not waiting: only a waiting run can be resumed"
+    why += " (waiting → running)"
     return InvalidTransition("run", state, RunStatus.RUNNING.value, run.id, message=why)
