@@ -63,7 +63,7 @@ def worker_hint(run: Run) -> str:
     """Who must be running for a run nobody holds yet to go on."""
     return (
         f"it goes on when a worker that has agent {run.agent!r} takes it: `tether serve` or "
-        f"`tether worker` on this database (with `--agents MODULE` for your own agents)"
+        f"`tether worker` on the same database (with `--agents MODULE` for your own agents)"
     )
 
 
