@@ -11,6 +11,8 @@ registered.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 from tether.core.errors import UsageError
 from tether.runtime.models.catalog import model_catalog
@@ -19,11 +21,25 @@ __all__ = ["import_agents", "model_catalog"]
 
 
 def import_agents(modules: str | None) -> list[str]:
-    """Import comma-separated modules that register agents; their names."""
+    """Import comma-separated modules that register agents; their names. As with
+    ``python -m``, the current folder is searched first: ``--agents triage`` finds ./triage.py."""
     names = [m.strip() for m in (modules or "").split(",") if m.strip()]
+    if names:
+        _search_current_folder()
     for name in names:
         try:
             importlib.import_module(name)
         except ImportError as exc:
+            if exc.name is not None and (name + ".").startswith(exc.name + "."):
+                raise UsageError(
+                    f"cannot import agent module {name!r}: no {exc.name!r} in the current "
+                    f"folder ({os.getcwd()}) or on PYTHONPATH"
+                ) from exc
             raise UsageError(f"cannot import agent module {name!r}: {exc}") from exc
     return names
+
+
+def _search_current_folder() -> None:
+    folder = os.getcwd()
+    if folder not in sys.path and "" not in sys.path:
+        sys.path.insert(0, folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -23,9 +24,29 @@ def tether_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     where = tmp_path_factory.mktemp("demo")
-    done = tether_cli("demo", "--db", "demo.db", "--json", cwd=where)
+    done = tether_cli("demo", "--db", "demo.db", "--workspace", "calc", "--json", cwd=where)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout), where / "demo.db"
+    data = json.loads(done.stdout)
+    assert data["workspace_kept"] is True and Path(data["workspace"]) == where / "calc"
+    return data, where / "demo.db"
+
+
+def test_without_a_workspace_the_temporary_copy_is_removed(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run(
+        [*TETHER, "demo", "--db", "demo.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "TMPDIR": str(temp)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "a temporary copy, removed at the end" in done.stdout
+    assert "keys create --owner local" in " ".join(done.stdout.split())  # the UI's first visit
+    assert list(temp.iterdir()) == []
 
 
 def test_the_session_has_four_runs_and_stays_active(demo: tuple[dict[str, Any], Path]) -> None:
@@ -118,7 +139,9 @@ def test_show_from_a_new_process_prints_the_same(demo: tuple[dict[str, Any], Pat
         "runs", "show", data["runs"][1]["id"], "--db", str(db), "--json", cwd=db.parent
     )
     assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout) == data["runs"][1]
+    alone = json.loads(run.stdout)
+    assert alone.pop("context")["session_id"] == data["session"]["id"]  # what it started from
+    assert alone == data["runs"][1]
     text = tether_cli("sessions", "show", data["session"]["id"], "--db", str(db), cwd=db.parent)
     assert "Run 4" in text.stdout and "active" in text.stdout
 

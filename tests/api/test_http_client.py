@@ -21,6 +21,7 @@ from tether.core.errors import (
     Unauthorized,
     UsageError,
 )
+from tether.core.page import Page
 
 
 @pytest.fixture
@@ -178,3 +179,33 @@ def test_the_async_conversation_api_over_http(server: Server) -> None:
             await async_walkthrough(tt, "async-http/user_123")
 
     asyncio.run(main())
+
+
+def test_connect_and_open_read_alike(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """await connect_async as await open_async; the key from TETHER_API_KEY as the CLI takes
+    it; tt.backend gives results, not coroutines, and its errors name no async internals."""
+    monkeypatch.setenv("TETHER_API_KEY", server.keys["alice"])
+
+    async def main() -> None:
+        tt = await tether.connect_async(server.url)
+        async with tt:
+            assert (await tt.sessions.create(title="awaited")).owner == "alice"
+
+    asyncio.run(main())
+    with tether.connect(server.url) as tt:
+        session = tt.sessions.create(title="from the environment")
+        assert session.owner == "alice"
+        page = tt.backend.list_messages(session.id)
+        assert isinstance(page, Page) and page.data == []
+        with pytest.raises(TypeError) as wrong:
+            tt.backend.list_messages(session.id, newest=True)
+        assert str(wrong.value).startswith("backend.list_messages(): ")
+        assert "Async" not in str(wrong.value)
+        with pytest.raises(tether.AgentNotFound) as unknown:
+            session.runs.create("x", agent="only_in_this_process")
+        assert "tether serve --agents MODULE" in str(unknown.value)
+    with Client(server.url) as client, pytest.raises(TypeError) as wrong:
+        client.list_messages("s", newest=True)
+    assert str(wrong.value).startswith("Client.list_messages(): ") and "Async" not in str(
+        wrong.value
+    )

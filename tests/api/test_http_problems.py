@@ -109,6 +109,13 @@ def test_malformed_json_and_wrong_types_get_422_naming_the_field(alice: httpx.Cl
     message = alice.post(f"/v1/sessions/{sid}/memory/k", content=b"{}", headers=headers)
     assert message.status_code == 405  # memory is PUT, not POST
     _problem(alice.put(f"/v1/sessions/{sid}/memory/k", json={}), 422, "validation_error")
+    for bare in ("3.9", {"python": "3.9"}):  # the value itself, not {"value": …}
+        refused = _problem(
+            alice.put(f"/v1/sessions/{sid}/memory/python", json=bare), 422, "validation_error"
+        )
+        assert 'a memory write is sent as {"value": …}' in str(refused["detail"])
+    written = alice.put(f"/v1/sessions/{sid}/memory/python", json={"value": {"v": "3.9"}})
+    assert written.status_code == 200 and written.json()["value"] == {"v": "3.9"}
 
 
 def test_unknown_routes_and_methods_are_problems(alice: httpx.Client) -> None:

@@ -596,7 +596,12 @@ class SessionsAndRuns(RuleBasedStateMachine):
         resume = self.service.resume_run(run_id, "yes")
         if current.status is not RunStatus.WAITING:
             error = self.raises(InvalidTransition, resume)
-            assert f"from {current.status.value} to running" in str(error)
+            assert f"is {current.status.value}" in str(error) or (
+                f"has finished ({current.status.value})" in str(error)
+            )
+            assert "only a waiting run can be resumed" in str(error)
+            assert isinstance(error, InvalidTransition)
+            assert (error.current, error.target) == (current.status.value, "running")
             self.expect_events({})
             return
         if before is not ACTIVE:

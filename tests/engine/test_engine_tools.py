@@ -229,3 +229,23 @@ def test_a_registry_refuses_two_tools_of_one_name() -> None:
     with pytest.raises(ValueError, match="already registered"):
         registry.add(Tool("search", "again", {}, lambda: None))
     assert [s["function"]["name"] for s in registry.specs()] == ["search"]
+
+
+async def _lets_a_tool_error_through(ctx: RunContext) -> None:
+    ctx.tools = ToolRegistry([refuse])
+    await ctx.note("before", None)
+    await ctx.tool("refuse", reason="not today")
+
+
+async def test_a_tool_error_that_ends_the_run_names_its_step(db_path: Path) -> None:
+    async with Engine(db_path) as eng:
+        eng.agents.register("engine_tool_error_ends", _lets_a_tool_error_through)
+        svc = eng.service
+        eng.worker()
+        session = await svc.create_session(title="tools")
+        run = await svc.create_run(session.id, "refused", agent="engine_tool_error_ends")
+        done = await wait_status(svc, run.id, *TERMINAL)
+        assert done.status is RunStatus.FAILED and done.error is not None
+        assert (done.error.type, done.error.message) == ("ToolError", "refused: not today")
+        (call,) = (await svc.list_tool_calls(run_id=run.id)).data
+        assert done.error.step_id == call.id

@@ -71,6 +71,9 @@ def test_resume_a_waiting_run_with_its_input(page: Page, server: Server) -> None
     page.goto(f"{server.url}/ui/runs/{run['id']}")
     expect(page.locator("#run-title .badge")).to_have_text("waiting")
     expect(page.locator("#run-waiting")).to_contain_text("Who to greet?")
+    wait = page.locator("#steps .wf-row.kind-wait")  # a wait, not a message
+    expect(wait.locator(".kind")).to_have_text("wait")
+    expect(wait.locator(".wf-name")).to_have_text("for input")
     page.get_by_label("Your input").fill("world")
     page.get_by_role("button", name="Resume run").click()
     expect(page.locator("#run-title .badge")).to_have_text("completed")

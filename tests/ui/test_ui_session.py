@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import UTC, datetime
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Dialog, Page, expect
 from uikit import Server, log_in, new_run, new_session, settled
 
 pytestmark = pytest.mark.browser
@@ -69,8 +70,22 @@ def test_add_a_message_then_close_the_session(page: Page, server: Server) -> Non
     page.get_by_role("button", name="Add message").click()
     expect(page.locator("#conversation .msg")).to_have_text(re.compile("keep changes minimal"))
 
+    questions: list[str] = []
+
+    def answer(dialog: Dialog, accept: bool) -> None:
+        questions.append(dialog.message)
+        if accept:
+            dialog.accept()
+        else:
+            dialog.dismiss()
+
+    page.once("dialog", lambda dialog: answer(dialog, False))
+    page.get_by_role("button", name="Close session").click()
+    expect(page.locator("#session-title .badge")).to_have_text("active")
+    page.once("dialog", lambda dialog: answer(dialog, True))
     page.get_by_role("button", name="Close session").click()
     expect(page.locator("#session-title .badge")).to_have_text("closed")
+    assert len(questions) == 2 and "Close this session?" in questions[0]
     form = page.locator("#start-run")
     expect(form.get_by_role("button", name="Start run")).to_be_disabled()
     expect(form.get_by_label("Goal")).to_be_disabled()
@@ -148,7 +163,8 @@ def test_ten_thousand_sessions_page_by_page(page: Page, server: Server) -> None:
 
 def test_a_new_owner_starts_from_the_empty_state(page: Page, server: Server) -> None:
     log_in(page, server, "dave")
-    expect(page.get_by_text("No sessions yet.")).to_be_visible()
+    expect(page.get_by_text("No sessions for owner dave yet.")).to_be_visible()
+    expect(page.locator(".owner-hint")).to_contain_text("tether keys create --owner local")
     page.get_by_text("New session", exact=True).click()
     page.get_by_label("Title").fill("my first session")
     page.get_by_role("button", name="Create session").click()
@@ -157,6 +173,10 @@ def test_a_new_owner_starts_from_the_empty_state(page: Page, server: Server) -> 
     expect(page.get_by_text("No tool calls yet.")).to_be_visible()
     page.get_by_role("link", name="Sessions", exact=True).first.click()
     expect(page.locator("table.sessions tbody tr")).to_have_count(1)
+    # the list's brief dates carry their year too
+    expect(page.locator("table.sessions tbody tr time")).to_contain_text(
+        str(datetime.now(UTC).year)
+    )
 
 
 def test_the_session_page_follows_its_active_run(page: Page, server: Server) -> None:

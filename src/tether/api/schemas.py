@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
@@ -117,6 +118,17 @@ class RunCancel(_Request):
 
 class MemoryPut(_Request):
     value: Any
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrapped(cls, body: Any) -> Any:
+        """A bare value (``"3.9"``, ``{"python": "3.9"}``) is refused in words that show the
+        body expected, not in a schema's."""
+        if isinstance(body, dict) and set(body) == {"value"}:
+            return body
+        got = "an object without value" if isinstance(body, dict) else "a bare value"
+        why = f'a memory write is sent as {{"value": …}} (the value inside it), not {got}'
+        raise PydanticCustomError("memory_body", "{why}", {"why": why})
 
 
 class MemoryPromote(_Request):

@@ -19,6 +19,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from tether.core.errors import TetherError, UsageError
+from tether.core.serde import to_data
+from tether.core.session import Session
 from tether.runtime.facade import Tether
 from tether.runtime.facade import open as open_tether
 from tether.runtime.handles import SessionHandle
@@ -201,6 +203,18 @@ def with_target(command: F) -> F:
 def _from_command_line(ctx: typer.Context, name: str) -> bool:
     source = ctx.get_parameter_source(name)
     return source is not None and source.name == "COMMANDLINE"
+
+
+def data_of(value: Any) -> Any:
+    """A record (or a list of them) as --json prints it: as the HTTP API does, a session
+    carries its ``expires_at``."""
+    if isinstance(value, Session):
+        out: dict[str, Any] = to_data(value)
+        out["expires_at"] = to_data(value.expires_at)
+        return out
+    if isinstance(value, list):
+        return [data_of(v) for v in value]
+    return to_data(value)
 
 
 def print_json(data: Any) -> None:

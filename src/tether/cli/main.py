@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from tether.cli import durations, render
+from tether.cli import drive, durations, render
 from tether.cli.app import (
     DbOption,
     JsonOption,
@@ -22,6 +22,7 @@ from tether.cli.app import (
     Target,
     UnroutableAfterOption,
     console,
+    data_of,
     err_console,
     find_session,
     finite,
@@ -56,9 +57,11 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="Sessions: the long conversations.", no_args_is_help=True)
 runs_app = typer.Typer(help="Runs: one task inside a session.", no_args_is_help=True)
+messages_app = typer.Typer(help="Messages: a session's conversation.", no_args_is_help=True)
 db_app = typer.Typer(help="The database.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(runs_app, name="runs")
+app.add_typer(messages_app, name="messages")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
 app.add_typer(owners_app, name="owners")
@@ -67,8 +70,31 @@ sessions_app.command("import")(sessions_import)
 db_app.command("prune")(db_prune)
 app.command()(serve)
 app.command()(tail)
+sessions_app.command("create")(drive.sessions_create)
+runs_app.command("create")(drive.runs_create)
+messages_app.command("add")(drive.messages_add)
 #: The defaults of ``tether worker``'s options.
 _RUNTIME = RuntimeSettings()
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from tether.version import __version__
+
+        sys.stdout.write(f"tether {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """tether: durable Sessions and Runs for AI agents."""
 
 
 @app.command()
@@ -81,16 +107,28 @@ def demo(
         typer.Option(help="Copy the demo project here instead of a new temporary folder."),
     ] = None,
 ) -> None:
-    """Play the seed scenario: one session, runs that analyse, fix and verify a real project."""
-    from tether.demo.scenario import copy_project, play
+    """Play the seed scenario: one session, runs that analyse, fix and verify a real project
+    (a temporary copy, removed at the end, unless --workspace keeps it)."""
+    from tether.demo.scenario import copy_project
 
     if workspace is not None and workspace.exists():
         raise typer.BadParameter(f"{workspace} already exists", param_hint="--workspace")
     project = copy_project(workspace)
+    try:
+        _play_demo(db, project, kept=workspace is not None, json=json)
+    finally:
+        if workspace is None:  # the temporary folder copy_project made around the project
+            shutil.rmtree(project.parent, ignore_errors=True)
+
+
+def _play_demo(db: str, project: Path, *, kept: bool, json: bool) -> None:
+    from tether.demo.scenario import play
+
     shown = redact_url(db)  # a PostgreSQL password is never printed
     with open_db(db, create=True, worker=True) as tt:
         if not json:
-            console.print(f"[dim]project copied to {project}; database {shown}[/]")
+            where = "" if kept else " (a temporary copy, removed at the end; --workspace keeps it)"
+            console.print(f"[dim]project copied to {project}{where}; database {shown}[/]")
 
         def progress(number: int, run: Run) -> None:
             if not json:
@@ -106,6 +144,7 @@ def demo(
         if json:
             data = report.to_data()
             data["workspace"] = str(project)
+            data["workspace_kept"] = kept
             data["db"] = shown
             print_json(data)
             return
@@ -115,7 +154,11 @@ def demo(
             f"\nThe session is still [bold green]{report.session.status.value}[/]: runs finished, "
             "the conversation goes on. Look again from a new process with\n"
             f"  {_program()} sessions show {report.session.id} --db {shown}\n"
-            f"  {_program()} runs show {report.runs[0].run.id} --db {shown}"
+            f"  {_program()} runs show {report.runs[0].run.id} --db {shown}\n"
+            f"or in the web UI, as the demo's owner {report.session.owner!r}: "
+            f"`{_program()} keys create --owner {report.session.owner} --db {shown}`, then "
+            f"`{_program()} serve --db {shown}`, and log in at http://127.0.0.1:8080/ui with "
+            f"that key (or `{_program()} serve --no-auth --db {shown}` on this machine alone)"
         )
 
 
@@ -143,14 +186,21 @@ def sessions_list(
     limit: Annotated[
         int, typer.Option(min=1, max=1000, help="At most this many, newest activity first.")
     ] = 50,
+    cursor: Annotated[
+        str | None, typer.Option(help="Where the previous page ended (its next_cursor).")
+    ] = None,
 ) -> None:
-    """List sessions, newest activity first."""
+    """List sessions, newest activity first, a page at a time."""
     with target.open() as tt:
-        sessions = tt.sessions.list(status=status, query=query, app=app_name, limit=limit)
+        page = tt.backend.list_sessions(
+            status=status, query=query, app=app_name, limit=limit, cursor=cursor
+        )
         if json:
-            print_json({"data": to_data(list(sessions))})
-        else:
-            console.print(render.sessions_table(list(sessions), tt.backend.clock.now()))
+            print_json({"data": data_of(page.data), "next_cursor": page.next_cursor})
+            return
+        console.print(render.sessions_table(page.data, tt.backend.clock.now()))
+        if page.next_cursor is not None:
+            console.print(f"[dim]more: --cursor {page.next_cursor}[/]", highlight=False)
 
 
 @sessions_app.command("show")
@@ -305,7 +355,7 @@ def runs_show(
 ) -> None:
     """Show a run: status, times, steps (tool calls with input and output), memory, error."""
     with target.open() as tt:
-        report = run_report(tt, tt.runs.get(run_id))
+        report = run_report(tt, drive.find_run(tt, run_id))
         if json:
             print_json(report.to_data())
         else:
@@ -325,7 +375,7 @@ def runs_cancel(
 ) -> None:
     """Cancel a ready, running or waiting run (its steps so far are kept)."""
     with target.open() as tt:
-        _print_outcome("run", tt.runs.get(run_id).cancel(reason), json)
+        _print_outcome("run", drive.find_run(tt, run_id).cancel(reason), json)
 
 
 @runs_app.command("resume")
@@ -339,13 +389,13 @@ def runs_resume(
 ) -> None:
     """Resume a waiting run with the input it asks for."""
     with target.open() as tt:
-        _print_outcome("run", tt.runs.get(run_id).resume(_json_or_text(input)), json)
+        drive.print_run(drive.find_run(tt, run_id).resume(_json_or_text(input)), json)
 
 
 def _print_outcome(kind: str, record: Session | Run, json: bool) -> None:
     """What an action left: the record (--json), or one line with its status."""
     if json:
-        print_json(to_data(record))
+        print_json(data_of(record))
     else:
         console.print(f"{kind} {record.id} is", render.status(record.status.value))
 
@@ -379,7 +429,7 @@ def sweep(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
         if json:
             print_json({"expired": [s.id for s in swept]})
         else:
-            console.print(f"{len(swept)} session(s) expired")
+            console.print(f"{render.plural(len(swept), 'session')} expired")
 
 
 @db_app.command("migrate")

@@ -73,13 +73,37 @@ def expires(session: Session, now: datetime) -> str:
     return f"in {days}d {rest // 3600}h" if days else f"in {rest // 3600}h {rest % 3600 // 60}m"
 
 
+def plural(count: int, word: str) -> str:
+    """``1 step``, ``2 steps``, ``0 tool calls``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def waiting_lines(run_id: str, waiting_for: dict[str, Any]) -> str:
+    """What a waiting run asks (the prompt; for an approval, the tool and its arguments) and
+    the command that answers it."""
+    kind = str(waiting_for.get("kind", "input"))
+    lines = [f"waits for {kind}: {short(waiting_for.get('prompt', ''), 160)}"]
+    if "tool" in waiting_for:
+        arguments = short(waiting_for.get("arguments", {}), 140)
+        lines.append(f"tool: {waiting_for['tool']}  arguments: {arguments}")
+    answer = "yes (or no)" if kind == "approval" else "'<your answer>'"
+    lines.append(f"answer with: tether runs resume {run_id} {answer}")
+    return "\n  ".join(lines)
+
+
 def step_line(step: Step) -> Text:
+    kind, name = step.label
     line = Text(f"{step.seq:>2} ")
-    line.append(f"{step.kind.value:<10} ", style="dim")
-    line.append(f"{step.name} ", style="bold")
+    line.append(f"{kind:<10} ", style="dim")
+    line.append(f"{name} ", style="bold")
     line.append_text(status(step.status.value))
     line.append(f"  {seconds(step.duration_seconds)}", style="dim")
-    if step.kind is StepKind.TOOL_CALL:
+    if step.waits_for is not None:
+        asked = (step.input or {}).get("prompt", "") if isinstance(step.input, dict) else ""
+        line.append(f"\n     asks: {short(asked)}", style="dim")
+        if isinstance(step.output, dict) and "input" in step.output:
+            line.append(f"\n     answer: {short(step.output['input'])}", style="dim")
+    elif step.kind is StepKind.TOOL_CALL:
         args = (step.input or {}).get("arguments", step.input)
         line.append(f"\n     in:  {short(args)}", style="dim")
         if step.error is not None:
@@ -100,9 +124,12 @@ def run_label(run: Run, steps: list[Step]) -> Text:
     tools = sum(1 for s in steps if s.kind is StepKind.TOOL_CALL)
     label.append(
         f"\n  {clock(run.started_at)} → {clock(run.ended_at)}  ({seconds(run.duration_seconds)})"
-        f"  {len(steps)} steps, {tools} tool calls  agent={run.agent}  id={run.id}",
+        f"  {plural(len(steps), 'step')}, {plural(tools, 'tool call')}"
+        f"  agent={run.agent}  id={run.id}",
         style="dim",
     )
+    if run.waiting_for is not None and run.status.value == "waiting":
+        label.append(f"\n  {waiting_lines(run.id, run.waiting_for)}", style="bold yellow")
     if run.error is not None:
         label.append(f"\n  error: {run.error.type}: {run.error.message}", style="bold red")
     elif run.output is not None:
@@ -182,8 +209,8 @@ def session_view(report: SessionReport, now: datetime) -> Group:
     summary = ", ".join(f"{name} x{n}" for name, n in sorted(tally.items())) or "none"
     parts.append(
         Text(
-            f"Tool history (aggregated over {len(report.runs)} runs): "
-            f"{len(report.tool_calls)} calls — {summary}"
+            f"Tool history (aggregated over {plural(len(report.runs), 'run')}): "
+            f"{plural(len(report.tool_calls), 'call')} — {summary}"
         )
     )
     return Group(*parts)

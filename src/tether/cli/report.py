@@ -23,9 +23,11 @@ class RunReport:
     def tool_calls(self) -> list[Step]:
         return [s for s in self.steps if s.kind.value == "tool_call"]
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self, *, context: bool = True) -> dict[str, Any]:
+        """The run as --json shows it; context = with the assembled context it started from."""
         data: dict[str, Any] = to_data(self.run)
-        data.pop("context", None)
+        if not context:
+            data.pop("context", None)
         data["duration_seconds"] = self.run.duration_seconds
         data["steps"] = to_data(self.steps)
         data["tool_calls"] = to_data(self.tool_calls)
@@ -45,9 +47,9 @@ class SessionReport:
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "session": to_data(self.session),
+            "session": {**to_data(self.session), "expires_at": to_data(self.session.expires_at)},
             "expires_at": to_data(self.session.expires_at),
-            "runs": [r.to_data() for r in self.runs],
+            "runs": [r.to_data(context=False) for r in self.runs],
             "memory": {
                 "session": to_data(self.memory),
                 "user": to_data(self.user_memory),
@@ -60,11 +62,10 @@ class SessionReport:
 
 
 def run_report(tt: Tether, run: Run) -> RunReport:
-    backend = tt.backend
     return RunReport(
         run=run,
-        steps=tt._call(backend.list_steps(run.id)),
-        memory=tt._call(backend.list_run_memory(run.id)),
+        steps=tt.backend.list_steps(run.id),
+        memory=tt.backend.list_run_memory(run.id),
     )
 
 
@@ -73,8 +74,8 @@ def session_report(tt: Tether, session_id: str) -> SessionReport:
     return SessionReport(
         session=handle,
         runs=[run_report(tt, run) for run in handle.runs.list()],
-        memory=tt._call(tt.backend.list_session_memory(session_id)),
-        user_memory=tt._call(tt.backend.list_user_memory()),
-        app_memory=[] if handle.app is None else tt._call(tt.backend.list_app_memory(handle.app)),
+        memory=tt.backend.list_session_memory(session_id),
+        user_memory=tt.backend.list_user_memory(),
+        app_memory=[] if handle.app is None else tt.backend.list_app_memory(handle.app),
         tool_calls=handle.tool_calls(),
     )

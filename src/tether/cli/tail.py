@@ -13,6 +13,7 @@ from tether.cli import render
 from tether.cli.app import JsonOption, Target, console, handles_errors, with_target
 from tether.core.event import Event
 from tether.core.serde import to_data
+from tether.core.step import WAIT_PREFIX
 
 
 def _summary(event: Event) -> Text:
@@ -24,11 +25,17 @@ def _summary(event: Event) -> Text:
         line.append_text(render.status(str(run.get("status"))))
         if run.get("error"):
             line.append(f"  {run['error']['type']}: {run['error']['message']}", style="red")
+        elif run.get("status") == "waiting" and isinstance(run.get("waiting_for"), dict):
+            waiting = render.waiting_lines(str(run.get("id")), run["waiting_for"])
+            line.append(f"\n  {waiting}", style="bold yellow")
         elif run.get("output") is not None:
             line.append(f"  {render.short(run['output'])}", style="green")
     elif "step" in data:
         step = data["step"]
-        line.append(f"{step.get('kind')} {step.get('name')} ")
+        kind, name = str(step.get("kind")), str(step.get("name"))
+        if kind == "message" and name.startswith(WAIT_PREFIX):  # read as Step.label does
+            kind, name = "wait", "for " + name.removeprefix(WAIT_PREFIX)
+        line.append(f"{kind} {name} ")
         line.append_text(render.status(str(step.get("status"))))
         if step.get("output") is not None:
             line.append(f"  {render.short(step['output'])}", style="dim")

@@ -6,9 +6,15 @@ from typing import Any
 
 import httpx
 
-from tether.core.errors import TetherError, error_from_code
+from tether.core.errors import AgentNotFound, TetherError, error_from_code
 
 _MEMBERS = frozenset({"type", "title", "status", "detail", "code"})
+#: What an unknown agent means over HTTP: an agent registered in the client's process is not
+#: the server's.
+SERVER_AGENTS = (
+    "the server runs only the agents it loaded: start it with "
+    "`tether serve --agents MODULE` (TETHER_AGENTS), MODULE registering the agent"
+)
 
 
 def from_response(response: httpx.Response) -> TetherError:
@@ -21,6 +27,8 @@ def from_response(response: httpx.Response) -> TetherError:
         details = {k: v for k, v in body.items() if k not in _MEMBERS}
         detail = body.get("detail")
         message = detail if isinstance(detail, str) else str(body.get("title", "error"))
+        if body["code"] == AgentNotFound.code:
+            message += f"; {SERVER_AGENTS}"
         return error_from_code(body["code"], message, details)
     text = " ".join(response.text.split())[:200]
     return TetherError(

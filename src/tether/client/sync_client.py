@@ -4,6 +4,7 @@ return types), run on a private event loop."""
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -18,10 +19,20 @@ T = TypeVar("T")
 def _blocking(
     operation: Callable[Concatenate[AsyncClient, P], Coroutine[Any, Any, T]],
 ) -> Callable[Concatenate[Client, P], T]:
+    """operation as a Client method: its name and parameters, its result (never a coroutine);
+    a wrong argument is a TypeError naming ``Client.<operation>``."""
+    signature = inspect.signature(operation)
+    name = f"Client.{operation.__name__}"
+
     @functools.wraps(operation)
     def method(self: Client, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            signature.bind(self.aio, *args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{name}(): {exc}") from None
         return self._loop.call(operation(self.aio, *args, **kwargs))
 
+    method.__qualname__ = name
     return method
 
 

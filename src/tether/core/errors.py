@@ -81,8 +81,9 @@ class NotFound(TetherError):
     code = "not_found"
     http_status = 404
 
-    def __init__(self, kind: str, ident: str) -> None:
-        super().__init__(f"{kind} {ident} not found", kind=kind, id=ident)
+    def __init__(self, kind: str, ident: str, *, hint: str | None = None) -> None:
+        found = f"{kind} {ident} not found"
+        super().__init__(f"{found}: {hint}" if hint else found, kind=kind, id=ident)
         self.kind = kind
         self.ident = ident
 
@@ -141,10 +142,18 @@ class InvalidTransition(Conflict):
 
     code = "invalid_transition"
 
-    def __init__(self, what: str, current: str, target: str, ident: str | None = None) -> None:
+    def __init__(
+        self,
+        what: str,
+        current: str,
+        target: str,
+        ident: str | None = None,
+        *,
+        message: str | None = None,
+    ) -> None:
         subject = f"{what} {ident}" if ident else what
         super().__init__(
-            f"{subject} cannot go from {current} to {target}",
+            message or f"{subject} cannot go from {current} to {target}",
             current=current,
             target=target,
         )

@@ -31,7 +31,7 @@ class RunOptions:
     (``api/schemas.py`` RunCreate), the check and the Run field in ``Service.create_run``, and the
     store's column. Tests keep RunOptionFields and RunCreate in step with this class."""
 
-    #: The agent that executes the run (None: the runtime's default agent).
+    #: The agent that executes the run (None: the runtime's default agent, ``echo``).
     agent: str | None = None
     input: dict[str, Any] | None = None
     #: What the run does when its session already has an unfinished run.

@@ -21,6 +21,10 @@ class StepKind(StrEnum):
     NOTE = "note"  #: anything else the agent wants on record
 
 
+#: A run's wait for a person is a message step named ``wait_for_input`` or ``wait_for_approval``.
+WAIT_PREFIX = "wait_for_"
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One step of a run; a tool call and its result live in the same step."""
@@ -49,3 +53,18 @@ class Step:
         if self.ended_at is None:
             return None
         return (self.ended_at - self.started_at).total_seconds()
+
+    @property
+    def waits_for(self) -> str | None:
+        """What the step waited for a person to give ("input", "approval"), if it is a wait."""
+        if self.kind is StepKind.MESSAGE and self.name.startswith(WAIT_PREFIX):
+            return self.name.removeprefix(WAIT_PREFIX)
+        return None
+
+    @property
+    def label(self) -> tuple[str, str]:
+        """Its kind and name as people read them: a wait is ("wait", "for input")."""
+        waits_for = self.waits_for
+        if waits_for is not None:
+            return "wait", f"for {waits_for}"
+        return self.kind.value, self.name

@@ -10,7 +10,7 @@ awaited instead of blocking — for programs that already run an event loop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Generator, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
@@ -81,6 +81,11 @@ class AsyncTether:
             await self._worker.stop(grace)
             self._worker = None
         await self.backend.close()
+
+    def __await__(self) -> Generator[Any, None, AsyncTether]:
+        """``await tether.connect_async(url)`` works as ``await tether.open_async(db)`` does:
+        both give a started AsyncTether."""
+        return self.start().__await__()
 
     async def __aenter__(self) -> AsyncTether:
         return self

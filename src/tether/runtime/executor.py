@@ -213,7 +213,8 @@ class Executor:
         except Exception as exc:
             log.info("run %s failed: %s: %s", run.id, type(exc).__name__, exc)
             await _settle(ctx)
-            error = ErrorInfo.of(exc, ctx.failed_step_id)
+            # a tool error the agent let through names the tool's step
+            error = ErrorInfo.of(exc, getattr(exc, "step_id", None) or ctx.failed_step_id)
             await self._finish(run, ending, RunStatus.FAILED, error=error)
             return
         await self._finish(run, ending, RunStatus.COMPLETED, output=to_data(output))

@@ -21,6 +21,7 @@ from tether.core.status import RunStatus, SessionStatus
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
+from tether.runtime.blocking import BlockingBackend
 from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import RunHandle, SessionHandle, _all_pages, page_size
 from tether.runtime.loop_thread import CallerLoops, LoopThread
@@ -40,7 +41,8 @@ class Tether:
     ``tether.connect``."""
 
     def __init__(self, backend: Backend, worker: Worker | None = None) -> None:
-        self.backend = backend
+        #: The backend's async operations, which the handles call through _call.
+        self._backend = backend
         self._loop = LoopThread()
         # Calls on a store usable from any loop run in the caller's thread (no thread hop);
         # the worker and streams stay on the loop thread.
@@ -65,8 +67,14 @@ class Tether:
         return AppMemory(self, limits.app(app) or "")
 
     @property
-    def service(self) -> Backend:
-        """The backend (a Service on a local database, an AsyncClient over HTTP)."""
+    def backend(self) -> BlockingBackend:
+        """The operations under the handles (``tt.backend.list_messages(session_id, …)``), with
+        the names and parameters of ``tether.Service``, returning their results."""
+        return BlockingBackend(self._backend, self._call, self._loop.iterate)
+
+    @property
+    def service(self) -> BlockingBackend:
+        """The same as ``backend``."""
         return self.backend
 
     @staticmethod
@@ -87,35 +95,37 @@ class Tether:
     ) -> Iterator[Event]:
         """Events of a session or a run as they happen (a run's stream ends after its terminal
         event; a session's goes on until the caller stops)."""
-        stream = self.backend.stream_events(session_id=session_id, run_id=run_id, after_id=after_id)
+        stream = self._backend.stream_events(
+            session_id=session_id, run_id=run_id, after_id=after_id
+        )
         for event in self._loop.iterate(stream):
             if event is not None:
                 yield event
 
     def sweep_expired(self) -> list[Session]:
         """Persist the expiry of every session past its TTL (with session.expired events)."""
-        if not isinstance(self.backend, Service):
+        if not isinstance(self._backend, Service):
             raise UsageError("sweeping expired sessions needs the database, not a server")
-        return self._call(self.backend.sweep_expired())
+        return self._call(self._backend.sweep_expired())
 
     def export_session(self, session_id: str) -> dict[str, Any]:
         """The session with its runs, steps, messages, memory and events, as one JSON value."""
-        return self._call(self.backend.export_session(session_id))
+        return self._call(self._backend.export_session(session_id))
 
     def import_session(self, archive: dict[str, Any], *, keep_owner: bool = False) -> SessionHandle:
         """Insert what export_session made (ids kept) as this owner (or, keep_owner, as the
         owner it was exported from); the database only, not a server."""
-        if not isinstance(self.backend, Service):
+        if not isinstance(self._backend, Service):
             raise UsageError("importing a session needs the database, not a server")
-        imported = self.backend.import_session(archive, keep_owner=keep_owner)
+        imported = self._backend.import_session(archive, keep_owner=keep_owner)
         return SessionHandle.bind(self._call(imported), self)
 
     def live_agents(self) -> set[str] | None:
         """The agents the running workers sharing the database have; None over HTTP (the
         server does not say)."""
-        if not isinstance(self.backend, Service):
+        if not isinstance(self._backend, Service):
             return None
-        return self._call(self.backend.live_agents())
+        return self._call(self._backend.live_agents())
 
     def close(self, grace: float | None = None) -> None:
         """Stop the embedded worker (letting runs finish within grace) and release the backend."""
@@ -124,7 +134,7 @@ class Tether:
         if self._worker is not None:
             atexit.unregister(self._close_at_exit)
             self._loop.call(self._worker.stop(grace))
-        self._loop.call(self.backend.close())
+        self._loop.call(self._backend.close())
         self._loop.stop()
         if self._here is not None:
             self._here.close()
@@ -202,7 +212,7 @@ class Sessions:
         your own name for it (unique among your sessions); app, the app whose memory its runs
         share."""
         s = self._tt._call(
-            self._tt.backend.create_session(
+            self._tt._backend.create_session(
                 title=title,
                 metadata=metadata,
                 context=context,
@@ -226,7 +236,7 @@ class Sessions:
         """The session your external key names, created with the other fields if there is
         none; race-free across processes (two creating one key at once get one session)."""
         s, _ = self._tt._call(
-            self._tt.backend.get_or_create_session(
+            self._tt._backend.get_or_create_session(
                 key,
                 title=title,
                 metadata=metadata,
@@ -243,9 +253,9 @@ class Sessions:
         if (session_id is None) == (key is None):
             raise UsageError("give either a session id or key= (one of the two)")
         found = (
-            self._tt.backend.get_session(session_id)
+            self._tt._backend.get_session(session_id)
             if session_id is not None
-            else self._tt.backend.get_session_by_key(key or "")
+            else self._tt._backend.get_session_by_key(key or "")
         )
         return SessionHandle.bind(self._tt._call(found), self._tt)
 
@@ -260,7 +270,7 @@ class Sessions:
     ) -> list[SessionHandle]:
         """Sessions, newest activity first (at most limit; None = all); query matches title,
         metadata and external key."""
-        backend = self._tt.backend
+        backend = self._tt._backend
 
         def fetch(cursor: str | None) -> Page[Session]:
             return self._tt._call(
@@ -284,7 +294,7 @@ class Runs:
         self._tt = tt
 
     def get(self, run_id: str) -> RunHandle:
-        return RunHandle.bind(self._tt._call(self._tt.backend.get_run(run_id)), self._tt)
+        return RunHandle.bind(self._tt._call(self._tt._backend.get_run(run_id)), self._tt)
 
     def list(
         self,
@@ -300,7 +310,7 @@ class Runs:
         """Runs of every session, newest first (at most limit; None = all), without their
         contexts: created in [since, until), query in the goal, agent, input, output or error;
         stuck = ready runs whose agent no running worker has."""
-        backend = self._tt.backend
+        backend = self._tt._backend
 
         def fetch(cursor: str | None) -> Page[Run]:
             return self._tt._call(

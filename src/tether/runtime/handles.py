@@ -109,7 +109,7 @@ class SessionHandle(Session):
     ) -> list[Step]:
         """The session's tool history, aggregated over its runs, oldest first; since and until
         bound when the calls started."""
-        backend = self._tt.backend
+        backend = self._tt._backend
 
         def fetch(cursor: str | None) -> Page[Step]:
             return self._tt._call(
@@ -129,10 +129,10 @@ class SessionHandle(Session):
 
     def assembled_context(self, budget_tokens: int | None = None) -> dict[str, Any]:
         """The context the next run would start from."""
-        return self._tt._call(self._tt.backend.get_context(self.id, budget_tokens=budget_tokens))
+        return self._tt._call(self._tt._backend.get_context(self.id, budget_tokens=budget_tokens))
 
     def events(self, after_id: int | None = None) -> list[Event]:
-        return self._tt._call(self._tt.backend.list_events(session_id=self.id, after_id=after_id))
+        return self._tt._call(self._tt._backend.list_events(session_id=self.id, after_id=after_id))
 
     def stream(self, after_id: int | None = None) -> Iterator[Event]:
         """The session's events as they happen, until the caller stops."""
@@ -153,7 +153,7 @@ class SessionHandle(Session):
     ) -> SessionHandle:
         """Change the given fields (None clears the external key or the app)."""
         s = self._tt._call(
-            self._tt.backend.update_session(
+            self._tt._backend.update_session(
                 self.id,
                 title=title,
                 metadata=metadata,
@@ -167,10 +167,12 @@ class SessionHandle(Session):
 
     def close(self) -> SessionHandle:
         """Close the session (only the user or expiry ends one); unfinished runs are cancelled."""
-        return SessionHandle.bind(self._tt._call(self._tt.backend.close_session(self.id)), self._tt)
+        return SessionHandle.bind(
+            self._tt._call(self._tt._backend.close_session(self.id)), self._tt
+        )
 
     def delete(self) -> None:
-        self._tt._call(self._tt.backend.delete_session(self.id))
+        self._tt._call(self._tt._backend.delete_session(self.id))
 
 
 class SessionRuns:
@@ -188,15 +190,16 @@ class SessionRuns:
         **fields: Unpack[RunOptionFields],
     ) -> RunHandle:
         """Start a run; it is ``ready`` until a worker picks it up. Options as RunOptions, or
-        as keywords (agent=, input=, if_busy=, timeout_seconds=, …)."""
+        as keywords (agent=, input=, if_busy=, timeout_seconds=, …). Without agent= the run
+        executes ``echo`` (the settings' default_agent), which repeats its text."""
         run = self._tt._call(
-            self._tt.backend.create_run(self._session_id, goal, options=options, **fields)
+            self._tt._backend.create_run(self._session_id, goal, options=options, **fields)
         )
         return RunHandle.bind(run, self._tt)
 
     def list(self, *, status: RunStatus | str | None = None) -> list[RunHandle]:
         """Every run of the session, Run 1 first."""
-        backend = self._tt.backend
+        backend = self._tt._backend
 
         def fetch(cursor: str | None) -> Page[Run]:
             return self._tt._call(
@@ -227,14 +230,14 @@ class SessionMessages:
         """Append a message; item is a structured item (any JSON object) kept exactly, from
         which a missing role or content is derived."""
         return self._tt._call(
-            self._tt.backend.add_message(
+            self._tt._backend.add_message(
                 self._session_id, role, content, metadata=metadata, item=item
             )
         )
 
     def add_many(self, messages: Iterable[Mapping[str, Any] | NewMessage]) -> list[Message]:
         """Append messages ({"role", "content", "metadata", "item"} each) in one transaction."""
-        return self._tt._call(self._tt.backend.add_messages(self._session_id, messages))
+        return self._tt._call(self._tt._backend.add_messages(self._session_id, messages))
 
     def tail(self, n: int = 50, *, before: int | None = None) -> list[Message]:
         """The newest n messages (before seq before, if given), oldest first."""
@@ -243,16 +246,16 @@ class SessionMessages:
     def pop(self) -> Message | None:
         """Take the newest message out of the conversation (an audited removal, not a delete);
         the message, or None when there is none."""
-        return self._tt._call(self._tt.backend.pop_message(self._session_id))
+        return self._tt._call(self._tt._backend.pop_message(self._session_id))
 
     def clear(self) -> int:
         """Take every message out of the conversation (audited); how many were taken out."""
-        return self._tt._call(self._tt.backend.clear_messages(self._session_id))
+        return self._tt._call(self._tt._backend.clear_messages(self._session_id))
 
     def list(self, *, include_removed: bool = False) -> list[Message]:
         """The whole conversation, oldest first (with include_removed, also what was popped or
         cleared)."""
-        backend = self._tt.backend
+        backend = self._tt._backend
 
         def fetch(cursor: str | None) -> Page[Message]:
             return self._tt._call(
@@ -276,7 +279,7 @@ def _tail(tt: Tether, session_id: str, n: int, before: int | None) -> list[Messa
     cursor = None
     while len(newest) < wanted:
         page = tt._call(
-            tt.backend.list_messages(
+            tt._backend.list_messages(
                 session_id,
                 limit=min(wanted - len(newest), limits.MAX_PAGE),
                 cursor=cursor,
@@ -305,17 +308,17 @@ class RunHandle(Run):
 
     def wait(self, timeout: float | None = None) -> RunHandle:
         """Block until the run is terminal or waiting for a person (or timeout passes)."""
-        run = self._tt._call(self._tt.backend.wait_run(self.id, timeout=timeout))
+        run = self._tt._call(self._tt._backend.wait_run(self.id, timeout=timeout))
         return RunHandle.bind(run, self._tt)
 
     @property
     def steps(self) -> list[Step]:
         """Model calls, tool calls (call and result together), messages and notes, in order."""
-        return self._tt._call(self._tt.backend.list_steps(self.id))
+        return self._tt._call(self._tt._backend.list_steps(self.id))
 
     def tool_calls(self, *, tool: str | None = None) -> list[Step]:
         page = self._tt._call(
-            self._tt.backend.list_tool_calls(run_id=self.id, tool=tool, limit=1000)
+            self._tt._backend.list_tool_calls(run_id=self.id, tool=tool, limit=1000)
         )
         return page.data
 
@@ -325,7 +328,7 @@ class RunHandle(Run):
         return RunMemory(self._tt, self.id)
 
     def events(self, after_id: int | None = None) -> list[Event]:
-        return self._tt._call(self._tt.backend.list_events(run_id=self.id, after_id=after_id))
+        return self._tt._call(self._tt._backend.list_events(run_id=self.id, after_id=after_id))
 
     def stream(self, after_id: int | None = None) -> Iterator[Event]:
         """The run's events as they happen, ending after its terminal event."""
@@ -336,8 +339,10 @@ class RunHandle(Run):
 
     def cancel(self, reason: str = "cancelled by request") -> RunHandle:
         return RunHandle.bind(
-            self._tt._call(self._tt.backend.cancel_run(self.id, reason=reason)), self._tt
+            self._tt._call(self._tt._backend.cancel_run(self.id, reason=reason)), self._tt
         )
 
     def resume(self, input: Any = None) -> RunHandle:
-        return RunHandle.bind(self._tt._call(self._tt.backend.resume_run(self.id, input)), self._tt)
+        return RunHandle.bind(
+            self._tt._call(self._tt._backend.resume_run(self.id, input)), self._tt
+        )

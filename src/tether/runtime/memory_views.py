@@ -48,20 +48,20 @@ class SessionMemory(_MemoryMapping, MutableMapping[str, Any]):
         self._session_id = session_id
 
     def _items(self) -> list[MemoryItem]:
-        return self._tt._call(self._tt.backend.list_session_memory(self._session_id))
+        return self._tt._call(self._tt._backend.list_session_memory(self._session_id))
 
     def __getitem__(self, key: str) -> Any:
         try:
-            return self._tt._call(self._tt.backend.get_session_memory(self._session_id, key)).value
+            return self._tt._call(self._tt._backend.get_session_memory(self._session_id, key)).value
         except NotFound:
             raise KeyError(key) from None
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._tt._call(self._tt.backend.set_session_memory(self._session_id, key, value))
+        self._tt._call(self._tt._backend.set_session_memory(self._session_id, key, value))
 
     def __delitem__(self, key: str) -> None:
         try:
-            self._tt._call(self._tt.backend.delete_session_memory(self._session_id, key))
+            self._tt._call(self._tt._backend.delete_session_memory(self._session_id, key))
         except NotFound:
             raise KeyError(key) from None
 
@@ -70,20 +70,20 @@ class UserMemory(_MemoryMapping, MutableMapping[str, Any]):
     """Memory about the owner, shared by all of the owner's sessions."""
 
     def _items(self) -> list[MemoryItem]:
-        return self._tt._call(self._tt.backend.list_user_memory())
+        return self._tt._call(self._tt._backend.list_user_memory())
 
     def __getitem__(self, key: str) -> Any:
         try:
-            return self._tt._call(self._tt.backend.get_user_memory(key)).value
+            return self._tt._call(self._tt._backend.get_user_memory(key)).value
         except NotFound:
             raise KeyError(key) from None
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._tt._call(self._tt.backend.set_user_memory(key, value))
+        self._tt._call(self._tt._backend.set_user_memory(key, value))
 
     def __delitem__(self, key: str) -> None:
         try:
-            self._tt._call(self._tt.backend.delete_user_memory(key))
+            self._tt._call(self._tt._backend.delete_user_memory(key))
         except NotFound:
             raise KeyError(key) from None
 
@@ -96,20 +96,20 @@ class AppMemory(_MemoryMapping, MutableMapping[str, Any]):
         self.app = app
 
     def _items(self) -> list[MemoryItem]:
-        return self._tt._call(self._tt.backend.list_app_memory(self.app))
+        return self._tt._call(self._tt._backend.list_app_memory(self.app))
 
     def __getitem__(self, key: str) -> Any:
         try:
-            return self._tt._call(self._tt.backend.get_app_memory(self.app, key)).value
+            return self._tt._call(self._tt._backend.get_app_memory(self.app, key)).value
         except NotFound:
             raise KeyError(key) from None
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._tt._call(self._tt.backend.set_app_memory(self.app, key, value))
+        self._tt._call(self._tt._backend.set_app_memory(self.app, key, value))
 
     def __delitem__(self, key: str) -> None:
         try:
-            self._tt._call(self._tt.backend.delete_app_memory(self.app, key))
+            self._tt._call(self._tt._backend.delete_app_memory(self.app, key))
         except NotFound:
             raise KeyError(key) from None
 
@@ -122,7 +122,7 @@ class RunMemory(_MemoryMapping):
         self._run_id = run_id
 
     def _items(self) -> list[MemoryItem]:
-        return self._tt._call(self._tt.backend.list_run_memory(self._run_id))
+        return self._tt._call(self._tt._backend.list_run_memory(self._run_id))
 
     def __getitem__(self, key: str) -> Any:
         for item in self._items():
@@ -138,4 +138,4 @@ class RunMemory(_MemoryMapping):
 
     def promote(self, key: str, *, as_key: str | None = None) -> MemoryItem:
         """Copy an item into the session's memory, recorded with this run as its source."""
-        return self._tt._call(self._tt.backend.promote_memory(self._run_id, key, as_key=as_key))
+        return self._tt._call(self._tt._backend.promote_memory(self._run_id, key, as_key=as_key))

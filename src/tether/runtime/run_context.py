@@ -52,6 +52,10 @@ class RunSuspended(BaseException):
 class ToolInDoubt(Exception):
     """A tool call's outcome is unknown: it started, but its result was never recorded."""
 
+    def __init__(self, *args: object, step_id: str | None = None) -> None:
+        super().__init__(*args)
+        self.step_id = step_id
+
 
 class StepFailed(Exception):
     """A replayed ``ctx.step()`` block had failed: the recorded error, raised again."""
@@ -453,9 +457,9 @@ class RunContext:
         """Call a tool, recorded as one step; raises ToolError or ToolInDoubt."""
         outcome = await self.call_tool(name, arguments)
         if outcome.in_doubt:
-            raise ToolInDoubt(outcome.error)
+            raise ToolInDoubt(outcome.error, step_id=outcome.step_id)
         if not outcome.ok:
-            raise ToolError(outcome.error)
+            raise ToolError(outcome.error, step_id=outcome.step_id)
         return outcome.output
 
     async def call_tool(

@@ -22,7 +22,13 @@ DEFAULT_MAX_OUTPUT_CHARS = 16_000
 
 
 class ToolError(Exception):
-    """A tool refused or failed; the message is given back to the model as the result."""
+    """A tool refused or failed; the message is given back to the model as the result.
+    Raised by ``ctx.tool``, it names the tool's step: a run it ends has that step in
+    ``run.error.step_id``."""
+
+    def __init__(self, *args: object, step_id: str | None = None) -> None:
+        super().__init__(*args)
+        self.step_id = step_id
 
 
 @dataclass(frozen=True)

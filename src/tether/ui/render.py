@@ -39,6 +39,7 @@ def page(
         request=request,
         owner=owner_of(request.scope),
         auth=request.app.state.ui.auth,
+        local_owner=request.app.state.ui.local_owner,
         csrf=csrf_token(request),
         **context,
     )

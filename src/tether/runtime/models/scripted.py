@@ -7,7 +7,9 @@ from typing import Any
 
 from tether.runtime.models.base import ModelResponse
 
-Reply = ModelResponse | Callable[[list[dict[str, Any]]], ModelResponse]
+#: A scripted reply: a response, a text (a reply with that content and no tool calls), or a
+#: function of the transcript returning a response.
+Reply = ModelResponse | str | Callable[[list[dict[str, Any]]], ModelResponse]
 
 
 class UnexpectedRequest(AssertionError):
@@ -22,8 +24,10 @@ class ScriptedModel:
     """Answers each request with the next scripted reply (or what a scripted function returns)."""
 
     def __init__(self, replies: Sequence[Reply], *, name: str = "scripted") -> None:
+        if isinstance(replies, str):
+            raise TypeError('replies is a list of replies: ScriptedModel(["hello"])')
         self.name = name
-        self._replies = list(replies)
+        self._replies = [_reply(r, i) for i, r in enumerate(replies)]
         self.requests: list[list[dict[str, Any]]] = []
 
     async def complete(
@@ -41,3 +45,17 @@ class ScriptedModel:
         """Raise if scripted replies were never asked for."""
         if self._replies:
             raise UnconsumedResponses(f"{self.name}: {len(self._replies)} replies never used")
+
+
+def _reply(
+    reply: Reply, index: int
+) -> ModelResponse | Callable[[list[dict[str, Any]]], ModelResponse]:
+    """A scripted reply as a response or a function; anything else is refused up front."""
+    if isinstance(reply, str):
+        return ModelResponse(content=reply, finish_reason="stop")
+    if isinstance(reply, ModelResponse) or callable(reply):
+        return reply
+    raise TypeError(
+        f"reply {index} is a {type(reply).__name__}: give a text, a ModelResponse, or a "
+        "function of the transcript returning one"
+    )

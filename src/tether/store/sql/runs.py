@@ -345,7 +345,7 @@ class RunsPart(SessionsPart):
                 raise NotFound("run", run_id)
             before = self._run(current)
             if before.status is not RunStatus.WAITING:
-                raise InvalidTransition("run", before.status.value, RunStatus.RUNNING.value, run_id)
+                raise _not_resumable(before)
             await self._touch_active(tx, before.session_id, owner=owner, now=now)
             row = await tx.one("resume_run", id=run_id, owner=owner, now=to_us(now))
             assert row is not None
@@ -492,3 +492,14 @@ class RunsPart(SessionsPart):
                 requests=row["model_requests"],
             )
             tx.publish(session_topic(row["session_id"]), run_topic(run_id))
+
+
+def _not_resumable(run: Run) -> InvalidTransition:
+    """Why a run that is not waiting cannot be resumed, in words."""
+    state = run.status.value
+    if run.is_terminal:
+        why = f"run {run.id} has finished ({state}): only a waiting run can be resumed"
+    else:
+        why = f"run {run.id} is {state}, not waiting: only a waiting run can be resumed"
+    why += " (waiting → running)"
+    return InvalidTransition("run", state, RunStatus.RUNNING.value, run.id, message=why)

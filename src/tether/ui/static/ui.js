@@ -7,9 +7,10 @@
 
   const TERMINAL = new Set(["run.completed", "run.failed", "run.timed_out", "run.cancelled"]);
   const when = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
-  const brief = { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" };
-  const thisYear = new Intl.DateTimeFormat(undefined, brief);
-  const otherYear = new Intl.DateTimeFormat(undefined, { ...brief, year: "numeric" });
+  // Lists show dates briefly, but always with their year.
+  const brief = new Intl.DateTimeFormat(undefined, {
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit",
+  });
   const live = { source: null, url: null, busy: false, again: false };
 
   function localTimes(root) {
@@ -17,9 +18,7 @@
       const moment = new Date(el.getAttribute("datetime"));
       if (Number.isNaN(moment.getTime())) continue;
       el.title = el.getAttribute("datetime");
-      const short = el.hasAttribute("data-short");
-      const year = moment.getFullYear() === new Date().getFullYear() ? thisYear : otherYear;
-      el.textContent = (short ? year : when).format(moment);
+      el.textContent = (el.hasAttribute("data-short") ? brief : when).format(moment);
     }
   }
 
@@ -131,5 +130,10 @@
     if (tz && zone) tz.textContent = zone;
     localTimes(document);
     follow(document.getElementById("live"));
+    // A form with data-confirm (closing a session) asks before it is sent.
+    document.addEventListener("submit", (event) => {
+      const question = event.target.dataset && event.target.dataset.confirm;
+      if (question && !window.confirm(question)) event.preventDefault();
+    });
   });
 })();
