@@ -21,6 +21,7 @@ What maps to what:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import Coroutine, Iterable
@@ -223,10 +224,8 @@ class TetherSessionService(BaseSessionService):
         found = await self._find(app_name, user_id, sid) if sid else None
         if found is not None:
             self._ids.pop(external_key(app_name, user_id, sid), None)
-            try:
+            with contextlib.suppress(NotFound):
                 await self._run(self._svc.delete_session(found.id))
-            except NotFound:
-                pass
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         return await self._user_state(app_name, user_id)
