@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import json
 import uuid
+from collections import OrderedDict
 from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -88,6 +89,7 @@ class TetherSessionService(BaseSessionService):
         *,
         owner: str | None = None,
         ttl_seconds: int | None = None,
+        cached_events: int = 10_000,
     ) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._owns = not isinstance(db, Tether | AsyncTether | Service)
@@ -107,6 +109,10 @@ class TetherSessionService(BaseSessionService):
         #: Sessions never expire unless asked (ADK has no expiry); None = never.
         self._ttl = ttl_seconds
         self._ids: dict[str, str] = {}
+        #: Events already built, by message id: a stored event never changes, so it is
+        #: validated once per process (reads hand out shallow copies, as ADK's light copies do).
+        self._built: OrderedDict[str, Event] = OrderedDict()
+        self._cache_size = cached_events
 
     async def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await coro where the store lives (a sync handle's loop thread, for PostgreSQL)."""
@@ -198,13 +204,16 @@ class TetherSessionService(BaseSessionService):
                 break
             cursor = page.next_cursor
         app_state = await self._app_state(app_name)
+        memory = await self._run(
+            self._svc.store.memory_of_sessions([s.id for s in found], owner=self._svc.owner)
+        )
         users: dict[str, dict[str, Any]] = {}
         sessions = []
         for s in found:
             user, sid = _user_and_id(s, prefix, user_id)
             if user not in users:
                 users[user] = await self._user_state(app_name, user)
-            own, updated = await self._own_state(s)
+            own, updated = _own_state(s, memory.get(s.id, []))
             state = _merge(app_state, users[user], own)
             sessions.append(
                 Session(
@@ -273,11 +282,21 @@ class TetherSessionService(BaseSessionService):
             messages = await self._messages(tid, None)
         else:
             messages = await self._messages(tid, wanted)
-        events = [_event(m) for m in messages if _is_event(m)]
+        events = [self._built_event(m) for m in messages if _is_event(m)]
         events.sort(key=lambda e: e.timestamp)  # stable: ties keep the order of appending
         if config.after_timestamp:
             events = [e for e in events if e.timestamp >= (config.after_timestamp or 0)]
         return events[-wanted:] if wanted is not None else events
+
+    def _built_event(self, message: Message) -> Event:
+        built = self._built.get(message.id)
+        if built is None:
+            built = self._built[message.id] = _event(message)
+            if len(self._built) > self._cache_size:
+                self._built.popitem(last=False)
+        else:
+            self._built.move_to_end(message.id)
+        return built.model_copy()
 
     async def _messages(self, tid: str, newest: int | None) -> list[Message]:
         """The newest messages of a conversation (all of them for None), oldest first."""
@@ -315,16 +334,12 @@ class TetherSessionService(BaseSessionService):
         return _merge(app, user, own), updated
 
     async def _own_state(self, session: TetherSession) -> tuple[dict[str, Any], float]:
-        """The session's own state and its last_update_time."""
         items = await self._run(
             self._svc.store.list_memory(
                 scope=MemoryScope.SESSION, scope_id=session.id, namespace_prefix=None
             )
         )
-        state = _values(i for i in items if not i.namespace)
-        meta = _values(i for i in items if i.namespace == _META)
-        updated = meta.get(_UPDATED, session.created_at.timestamp())
-        return state, float(updated)
+        return _own_state(session, items)
 
     async def _app_state(self, app_name: str) -> dict[str, Any]:
         return _values(await self._run(self._svc.list_app_memory(app_name)))
@@ -333,6 +348,13 @@ class TetherSessionService(BaseSessionService):
         namespace = _user_namespace(app_name, user_id)
         items = await self._run(self._svc.list_user_memory(namespace=namespace))
         return _values(i for i in items if i.namespace == namespace)
+
+
+def _own_state(session: TetherSession, items: list[MemoryItem]) -> tuple[dict[str, Any], float]:
+    """The session's own state and its last_update_time, from its session memory."""
+    state = _values(i for i in items if not i.namespace)
+    meta = _values(i for i in items if i.namespace == _META)
+    return state, float(meta.get(_UPDATED, session.created_at.timestamp()))
 
 
 def _values(items: Iterable[MemoryItem]) -> dict[str, Any]:

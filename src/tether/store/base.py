@@ -439,6 +439,12 @@ class Store(Protocol):
         """Items newest-updated first; namespace_prefix=None means every namespace. The app
         scope needs the owner (scope_id is the app)."""
 
+    async def memory_of_sessions(
+        self, session_ids: Sequence[str], *, owner: str
+    ) -> dict[str, list[MemoryItem]]:
+        """The session memory (every namespace) of each of owner's sessions given that has
+        any, in one read; items newest-updated first."""
+
     async def delete_memory(
         self,
         *,
