@@ -92,3 +92,26 @@ async def test_a_closed_session_takes_neither(store: Store, make: Factory) -> No
     assert (
         await store.get_memory(scope=MemoryScope.APP, scope_id="app", key="k", owner=OWNER) is None
     )
+
+
+async def test_memory_of_many_sessions_in_one_read(store: Store, make: Factory) -> None:
+    first, second, empty = await make.session(), await make.session(), await make.session()
+    theirs = await make.session(owner="bob")
+    for session, owner in ((first, OWNER), (second, OWNER), (theirs, "bob")):
+        await store.add_messages(
+            session_id=session.id,
+            owner=owner,
+            messages=[],
+            now=make.clock.now(),
+            memory=[
+                MemoryWrite(MemoryScope.SESSION, session.id, "k", session.id),
+                MemoryWrite(MemoryScope.SESSION, session.id, "hidden", 1, ("adk",)),
+            ],
+        )
+    found = await store.memory_of_sessions([first.id, second.id, empty.id, theirs.id], owner=OWNER)
+    assert set(found) == {first.id, second.id}  # bob's session is not alice's to read
+    assert {(i.namespace, i.key, i.value) for i in found[first.id]} == {
+        ((), "k", first.id),
+        (("adk",), "hidden", 1),
+    }
+    assert await store.memory_of_sessions([], owner=OWNER) == {}
