@@ -11,15 +11,21 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import pytest
 
 try:
+    from google.adk.agents import Agent
     from google.adk.errors.already_exists_error import AlreadyExistsError
     from google.adk.errors.session_not_found_error import SessionNotFoundError
     from google.adk.events.event import Event
     from google.adk.events.event_actions import EventActions
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import Runner
     from google.adk.sessions.base_session_service import GetSessionConfig
     from google.genai import types
 except ImportError:  # pragma: no cover - the adk extra is part of tether[dev]
@@ -231,3 +237,53 @@ def test_tether_never_imports_adk_and_a_missing_adk_is_named(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "adk"
+
+
+class Scripted(BaseLlm):
+    """A model that answers each request with the next of its replies (no network)."""
+
+    replies: list[types.Content]
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        yield LlmResponse(content=self.replies.pop(0))
+
+
+def get_weather(city: str) -> dict[str, str]:
+    """Returns the current weather in a city."""
+    return {"report": f"It is sunny in {city}."}
+
+
+async def test_an_adk_runner_keeps_its_conversation_in_tether(service: Service) -> None:
+    model = Scripted(
+        model="scripted",
+        replies=[
+            types.Content(
+                role="model",
+                parts=[types.Part.from_function_call(name="get_weather", args={"city": "Paris"})],
+            ),
+            types.Content(role="model", parts=[types.Part(text="Sunny in Paris.")]),
+        ],
+    )
+    agent = Agent(name="weather_agent", model=model, tools=[get_weather])
+    runner = Runner(agent=agent, app_name=APP, session_service=TetherSessionService(service))
+    session = await runner.session_service.create_session(app_name=APP, user_id="u1")
+    asked = types.Content(role="user", parts=[types.Part(text="Weather in Paris?")])
+    async for _ in runner.run_async(user_id="u1", session_id=session.id, new_message=asked):
+        pass
+    stored = await service.get_session_by_key(external_key(APP, "u1", session.id))
+    messages = (await service.list_messages(stored.id)).data
+    assert [(m.role, m.content) for m in messages] == [
+        (Role.USER, "Weather in Paris?"),
+        (Role.ASSISTANT, ""),
+        (Role.TOOL, ""),
+        (Role.ASSISTANT, "Sunny in Paris."),
+    ]
+    again = await runner.session_service.get_session(
+        app_name=APP, user_id="u1", session_id=session.id
+    )
+    assert again is not None
+    assert again.events[2].get_function_responses()[0].response == {
+        "report": "It is sunny in Paris."
+    }
