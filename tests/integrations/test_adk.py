@@ -287,3 +287,16 @@ async def test_an_adk_runner_keeps_its_conversation_in_tether(service: Service) 
     assert again.events[2].get_function_responses()[0].response == {
         "report": "It is sunny in Paris."
     }
+
+
+@pytest.mark.parametrize("cached_events", [10_000, 1])
+async def test_reads_hand_out_events_of_their_own(service: Service, cached_events: int) -> None:
+    adk = TetherSessionService(service, cached_events=cached_events)
+    session = await adk.create_session(app_name=APP, user_id="u1")
+    await adk.append_event(session, say("one"))
+    await adk.append_event(session, say("two"))
+    first = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
+    assert first is not None
+    first.events[0].author = "someone else"  # a caller changing what it read
+    second = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
+    assert second is not None and second.events == session.events

@@ -282,16 +282,21 @@ class TetherSessionService(BaseSessionService):
             messages = await self._messages(tid, None)
         else:
             messages = await self._messages(tid, wanted)
-        events = [self._built_event(m) for m in messages if _is_event(m)]
+        # A read larger than the cache would only evict what the next read needs.
+        keep = len(messages) <= self._cache_size
+        events = [self._built_event(m, keep) for m in messages if _is_event(m)]
         events.sort(key=lambda e: e.timestamp)  # stable: ties keep the order of appending
         if config.after_timestamp:
             events = [e for e in events if e.timestamp >= (config.after_timestamp or 0)]
         return events[-wanted:] if wanted is not None else events
 
-    def _built_event(self, message: Message) -> Event:
+    def _built_event(self, message: Message, keep: bool) -> Event:
         built = self._built.get(message.id)
         if built is None:
-            built = self._built[message.id] = _event(message)
+            built = _event(message)
+            if not keep:
+                return built
+            self._built[message.id] = built
             if len(self._built) > self._cache_size:
                 self._built.popitem(last=False)
         else:
