@@ -9,6 +9,7 @@ from tether.core.errors import SessionClosed, UsageError
 from tether.core.event import EventType
 from tether.core.memory import MemoryScope, MemoryWrite
 from tether.core.message import NewMessage, Role
+from tether.runtime.service import Service
 from tether.store.base import Store
 
 from ..support import OWNER, Factory
@@ -115,3 +116,24 @@ async def test_memory_of_many_sessions_in_one_read(store: Store, make: Factory) 
         (("adk",), "hidden", 1),
     }
     assert await store.memory_of_sessions([], owner=OWNER) == {}
+
+
+async def test_the_service_checks_what_an_append_sets(service: Service) -> None:
+    session = await service.create_session()
+    other = await service.create_session()
+    refused = [
+        MemoryWrite(MemoryScope.SESSION, other.id, "k", 1),
+        MemoryWrite(MemoryScope.USER, "bob", "k", 1),
+        MemoryWrite(MemoryScope.RUN, session.id, "k", 1),
+        MemoryWrite(MemoryScope.APP, "a/b", "k", 1),
+        MemoryWrite(MemoryScope.SESSION, session.id, "", 1),
+        MemoryWrite(MemoryScope.SESSION, session.id, "k", float("nan")),
+    ]
+    for write in refused:
+        with pytest.raises(UsageError):
+            await service.add_messages(session.id, [], memory=[write])
+    with pytest.raises(UsageError, match="a batch holds 1"):
+        await service.add_messages(session.id, [])
+    write = MemoryWrite(MemoryScope.SESSION, session.id, "k", 1)
+    assert await service.add_messages(session.id, [], memory=[write]) == []
+    assert (await service.get_session_memory(session.id, "k")).value == 1

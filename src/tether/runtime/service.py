@@ -338,11 +338,11 @@ class Service:
         items of this session's, the owner's user or an app's memory set in that same
         transaction (then messages may be empty)."""
         writes = limits.memory_writes(memory, session_id=session_id, owner=self.owner)
-        given = list(messages)
+        only_memory = writes and isinstance(messages, list | tuple) and not messages
         return await self.store.add_messages(
             session_id=session_id,
             owner=self.owner,
-            messages=limits.batch(given) if given or not writes else [],
+            messages=[] if only_memory else limits.batch(messages),
             now=self.clock.now(),
             memory=writes,
         )
