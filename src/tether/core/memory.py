@@ -33,3 +33,16 @@ class MemoryItem:
     source_run_id: str | None = None
     #: Extra path for user memory (the LangGraph store's namespaces); () elsewhere.
     namespace: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWrite:
+    """A memory item to set in the same transaction as other writes (see Store.add_messages)."""
+
+    scope: MemoryScope
+    #: The session id, owner or app name (as MemoryItem.scope_id); the run scope is not written
+    #: this way.
+    scope_id: str
+    key: str
+    value: Any
+    namespace: tuple[str, ...] = ()

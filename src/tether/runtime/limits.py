@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from tether.core.errors import UsageError
 from tether.core.items import item_role, item_text
+from tether.core.memory import MemoryScope, MemoryWrite
 from tether.core.message import NewMessage, Role
 
 E = TypeVar("E", bound=StrEnum)
@@ -287,3 +288,35 @@ def namespace(value: Any) -> tuple[str, ...]:
         if not isinstance(label, str) or not label or "\x1f" in label:
             raise UsageError("namespace labels must be non-empty strings")
     return labels
+
+
+def memory_writes(writes: Any, *, session_id: str, owner: str) -> list[MemoryWrite]:
+    """Memory items set beside an append to session_id: up to MAX_BATCH of this session's,
+    the owner's user memory or the owner's apps', each checked as a single write is."""
+    given = list(writes)
+    if len(given) > MAX_BATCH:
+        raise UsageError(f"an append sets at most {MAX_BATCH} memory items (got {len(given)})")
+    checked = []
+    for write in given:
+        if not isinstance(write, MemoryWrite):
+            raise UsageError("memory items must be MemoryWrite values")
+        expected = {MemoryScope.SESSION: session_id, MemoryScope.USER: owner}
+        if write.scope is MemoryScope.APP:
+            scope_id = app(write.scope_id) or ""
+        elif write.scope in expected and write.scope_id == expected[write.scope]:
+            scope_id = write.scope_id
+        else:
+            raise UsageError(
+                f"an append to session {session_id} sets this session's, the owner's user or"
+                f" an app's memory (not {write.scope.value} {write.scope_id!r})"
+            )
+        checked.append(
+            MemoryWrite(
+                write.scope,
+                scope_id,
+                key("key", write.key) or "",
+                json_value(write.value),
+                namespace(write.namespace),
+            )
+        )
+    return checked

@@ -17,7 +17,7 @@ from tether.core.clock import Clock, SystemClock
 from tether.core.errors import NotFound, UsageError
 from tether.core.event import TERMINAL_RUN_EVENTS, Event
 from tether.core.ids import is_id, new_id
-from tether.core.memory import MemoryItem, MemoryScope
+from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Activity, IfBusy, Run, RunActivity, RunOptionFields, RunOptions
@@ -342,15 +342,24 @@ class Service:
         )
 
     async def add_messages(
-        self, session_id: str, messages: Iterable[Mapping[str, Any] | NewMessage]
+        self,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any] | NewMessage],
+        *,
+        memory: Sequence[MemoryWrite] = (),
     ) -> list[Message]:
         """Append up to limits.MAX_BATCH messages (objects with role, content, metadata, item,
-        as add_message takes them) in order, in one transaction, each with its event."""
+        as add_message takes them) in order, in one transaction, each with its event. memory:
+        items of this session's, the owner's user or an app's memory set in that same
+        transaction (then messages may be empty)."""
+        writes = limits.memory_writes(memory, session_id=session_id, owner=self.owner)
+        only_memory = writes and isinstance(messages, list | tuple) and not messages
         return await self.store.add_messages(
             session_id=session_id,
             owner=self.owner,
-            messages=limits.batch(messages),
+            messages=[] if only_memory else limits.batch(messages),
             now=self.clock.now(),
+            memory=writes,
         )
 
     async def list_messages(

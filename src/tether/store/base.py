@@ -22,7 +22,7 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from tether.core.api_key import ApiKey
 from tether.core.event import Event
-from tether.core.memory import MemoryItem, MemoryScope
+from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
@@ -193,8 +193,11 @@ class Store(Protocol):
         owner: str | None,
         messages: Sequence[NewMessage],
         now: datetime,
+        memory: Sequence[MemoryWrite] = (),
     ) -> list[Message]:
-        """Append messages in order, in one transaction (+ message.added each)."""
+        """Append messages in order and set the memory items (session scope: this session's;
+        user: the owner's; app: the owner's app), all in one transaction (+ message.added and
+        memory.set each). messages may be empty when memory is not."""
 
     async def list_messages(
         self,
@@ -485,6 +488,12 @@ class Store(Protocol):
     ) -> list[MemoryItem]:
         """Items newest-updated first; namespace_prefix=None means every namespace. The app
         scope needs the owner (scope_id is the app)."""
+
+    async def memory_of_sessions(
+        self, session_ids: Sequence[str], *, owner: str
+    ) -> dict[str, list[MemoryItem]]:
+        """The session memory (every namespace) of each of owner's sessions given that has
+        any, in one read; items newest-updated first."""
 
     async def delete_memory(
         self,

@@ -698,6 +698,13 @@ SELECT * FROM memory
 WHERE scope = %(scope)s AND scope_id = %(scope_id)s AND namespace = %(namespace)s
   AND key = %(key)s;
 
+-- name: memory_of_sessions
+-- The session memory (every namespace) of the owner's sessions among %(ids)s (a JSON array).
+SELECT m.* FROM memory AS m
+JOIN sessions AS s ON s.id = m.scope_id AND s.owner = %(owner)s
+WHERE m.scope = 'session' AND m.scope_id IN (SELECT jsonb_array_elements_text(%(ids)s::jsonb))
+ORDER BY m.scope_id, m.updated_at DESC, m.namespace, m.key;
+
 -- name: list_memory_in_namespace
 SELECT * FROM memory
 WHERE scope = %(scope)s AND scope_id = %(scope_id)s

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -141,6 +142,19 @@ class MemoryPart(SqlBase):
                 offset=offset,
             )
         return [self._item(r) for r in rows]
+
+    async def memory_of_sessions(
+        self, session_ids: Sequence[str], *, owner: str
+    ) -> dict[str, list[MemoryItem]]:
+        if not session_ids:
+            return {}
+        async with self._db.read() as tx:
+            rows = await tx.all("memory_of_sessions", ids=self._j(list(session_ids)), owner=owner)
+        found: dict[str, list[MemoryItem]] = {}
+        for row in rows:
+            item = self._item(row)
+            found.setdefault(item.scope_id, []).append(item)
+        return found
 
     async def delete_memory(
         self,

@@ -7,9 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from tether.core.clock import to_iso
-from tether.core.errors import AlreadyExists, NotFound
+from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.event import Event, EventType
 from tether.core.ids import new_id
+from tether.core.memory import MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Activity
@@ -22,9 +23,12 @@ from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
     event_from_row,
+    join_namespace,
+    memory_from_row,
     message_data,
     message_from_row,
     session_from_row,
+    stored_scope_id,
     to_us,
 )
 
@@ -364,13 +368,18 @@ class SessionsPart(SqlBase):
         owner: str | None,
         messages: Sequence[NewMessage],
         now: datetime,
+        memory: Sequence[MemoryWrite] = (),
     ) -> list[Message]:
-        if not messages:
-            raise ValueError("add_messages needs at least one message")
+        if not messages and not memory:
+            raise ValueError("add_messages needs at least one message or memory item")
         async with self._db.write() as tx:
             touched = await self._touch_active(
                 tx, session_id, owner=owner, now=now, add_messages=len(messages)
             )
+            for write in memory:
+                await self._set_memory(tx, write, session_id, touched["owner"], now)
+            if not messages:
+                return []
             first = touched["message_count"] - len(messages) + 1
             added = [
                 Message(
@@ -396,6 +405,40 @@ class SessionsPart(SqlBase):
                 data=[{"message": message_data(m, at)} for m in added],
             )
         return added
+
+    async def _set_memory(
+        self, tx: Tx, write: MemoryWrite, session_id: str, owner: str, now: datetime
+    ) -> None:
+        """Set one memory item beside an append to session_id, owned by owner (+ memory.set)."""
+        scope = write.scope
+        if scope is MemoryScope.RUN or (
+            scope is MemoryScope.SESSION and write.scope_id != session_id
+        ):
+            raise UsageError(f"an append to session {session_id} sets no {scope.value} memory")
+        if scope is MemoryScope.USER and write.scope_id != owner:
+            raise NotFound("user", write.scope_id)
+        own = scope is MemoryScope.SESSION
+        row = await tx.one(
+            "upsert_memory",
+            scope=scope.value,
+            scope_id=stored_scope_id(scope, write.scope_id, owner),
+            namespace=join_namespace(write.namespace),
+            key=write.key,
+            value=self._j(write.value),
+            session_id=session_id if own else None,
+            source_run_id=None,
+            now=to_us(now),
+        )
+        assert row is not None  # an upsert returns its row
+        item = memory_from_row(row, self._db.load_json)
+        await self._event(
+            tx,
+            EventType.MEMORY_SET,
+            owner=owner,
+            now=now,
+            session_id=session_id if own else None,
+            data={"item": item},
+        )
 
     def _message_row(self, message: Message) -> dict[str, Any]:
         return {

@@ -626,6 +626,13 @@ RETURNING *;
 SELECT * FROM memory
 WHERE scope = :scope AND scope_id = :scope_id AND namespace = :namespace AND key = :key;
 
+-- name: memory_of_sessions
+-- The session memory (every namespace) of the owner's sessions among :ids (a JSON array).
+SELECT m.* FROM memory AS m
+JOIN sessions AS s ON s.id = m.scope_id AND s.owner = :owner
+WHERE m.scope = 'session' AND m.scope_id IN (SELECT value FROM json_each(:ids))
+ORDER BY m.scope_id, m.updated_at DESC, m.namespace, m.key;
+
 -- name: list_memory_in_namespace
 SELECT * FROM memory
 WHERE scope = :scope AND scope_id = :scope_id
