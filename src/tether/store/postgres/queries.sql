@@ -760,6 +760,12 @@ DELETE FROM ui_sessions WHERE key_id = %(key_id)s;
 
 -- db copy: every table whole, by key, in the same order on both backends ---------------------
 
+-- name: copy_columns
+-- The columns a table has in this database, in order: the copy refuses a column it would drop.
+SELECT column_name AS name FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = %(table)s
+ORDER BY ordinal_position;
+
 -- name: copy_count_sessions
 SELECT count(*) AS n FROM sessions;
 

@@ -685,6 +685,10 @@ DELETE FROM ui_sessions WHERE key_id = :key_id;
 
 -- db copy: every table whole, by key, in the same order on both backends ---------------------
 
+-- name: copy_columns
+-- The columns a table has in this database, in order: the copy refuses a column it would drop.
+SELECT name FROM pragma_table_info(:table) ORDER BY cid;
+
 -- name: copy_count_sessions
 SELECT count(*) AS n FROM sessions;
 
