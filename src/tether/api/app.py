@@ -76,6 +76,7 @@ def create_app(
         runtime or RuntimeSettings(),
         concurrency=max(1, settings.workers),
         shutdown_grace=settings.shutdown_grace,
+        redactor=settings.redactor,
     )
     metrics = create_metrics() if settings.metrics else None
 

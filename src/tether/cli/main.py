@@ -30,6 +30,7 @@ from tether.cli.app import (
 )
 from tether.cli.keys import keys_app
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
+from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
 from tether.cli.report import run_report, session_report
 from tether.cli.serve import serve
 from tether.cli.tail import tail
@@ -397,6 +398,8 @@ def worker(
         typer.Option(envvar="TETHER_METRICS_HOST", help="Address of the metrics port."),
     ] = "127.0.0.1",
     metrics_token: MetricsTokenOption = None,
+    redact: RedactOption = True,
+    redact_pattern: RedactPatternOption = None,
 ) -> None:
     """Execute runs from the database until SIGTERM (then drain gracefully)."""
     from tether.cli.worker import MetricsEndpoint, serve_worker
@@ -408,6 +411,7 @@ def worker(
         lease_seconds=lease_seconds,
         grace_seconds=grace_seconds,
         agents=agents,
+        redactor=redactor(redact, redact_pattern),
         metrics=(
             None
             if metrics_port is None

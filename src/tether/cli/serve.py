@@ -15,6 +15,7 @@ from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
+from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
 from tether.core import hosts
 from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
@@ -144,6 +145,8 @@ def serve(
         ),
     ] = False,
     metrics_token: MetricsTokenOption = None,
+    redact: RedactOption = True,
+    redact_pattern: RedactPatternOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     try:
@@ -151,6 +154,7 @@ def serve(
     except ModuleNotFoundError as exc:
         raise MissingExtra("tether serve", "server", exc.name) from exc
     extra_hosts = allowed_hosts(allowed_host or [], host)
+    redacting = redactor(redact, redact_pattern)
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
@@ -187,6 +191,7 @@ def serve(
         heartbeat_seconds=heartbeat_seconds,
         metrics=metrics or metrics_token is not None,
         metrics_token=metrics_token,
+        redactor=redacting,
     )
     try:
         run(

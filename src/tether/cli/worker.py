@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from tether import telemetry
 from tether.config import import_agents, model_catalog
+from tether.core.redaction import DEFAULT_REDACTOR, Redactor
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
 from tether.runtime.instruments import Chain, installed
@@ -36,6 +37,7 @@ def serve_worker(
     lease_seconds: float,
     grace_seconds: float,
     agents: str | None,
+    redactor: Redactor = DEFAULT_REDACTOR,
     metrics: MetricsEndpoint | None = None,
 ) -> None:
     """Run a worker on db until SIGTERM or SIGINT."""
@@ -46,6 +48,7 @@ def serve_worker(
         concurrency=concurrency,
         lease_seconds=lease_seconds,
         shutdown_grace=grace_seconds,
+        redactor=redactor,
     )
     models = model_catalog()
     store = open_store(db)
