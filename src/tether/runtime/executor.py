@@ -212,9 +212,10 @@ class Executor:
                 )
             return
         except Exception as exc:
-            log.info("run %s failed: %s: %s", run.id, type(exc).__name__, exc)
-            await _settle(ctx)
             error = ErrorInfo.of(exc, ctx.failed_step_id)
+            shown = self._settings.redactor.text(error.message)
+            log.info("run %s failed: %s: %s", run.id, error.type, shown)
+            await _settle(ctx)
             await self._finish(run, ending, RunStatus.FAILED, error=error)
             return
         await self._finish(run, ending, RunStatus.COMPLETED, output=to_data(output))

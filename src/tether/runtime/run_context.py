@@ -488,7 +488,7 @@ class RunContext:
         invocation = ToolInvocation(name, call_id or step.id)
         with self._instruments.tool_call(self.run, invocation):
             outcome = await self._invoke(found, name, arguments)
-            invocation.error = outcome.error
+            invocation.error = outcome.error and self._redactor.text(outcome.error)
         await self.flush()
         await self._store.finish_step(
             step.id,
