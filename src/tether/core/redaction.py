@@ -22,6 +22,17 @@ from tether.core.errors import UsageError
 MARKER = "[REDACTED:{kind}]"
 _NOT_A_MARKER = r"(?!\[REDACTED)"
 _TOKEN_CHARS = r"[A-Za-z0-9_-]"
+_SECRET_NAMES = (
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "TOKEN",
+    "API_KEY",
+    "APIKEY",
+    "ACCESS_KEY",
+    "PRIVATE_KEY",
+    "CREDENTIAL",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +42,13 @@ class SecretPattern:
 
     kind: str
     regex: re.Pattern[str]
+    #: Texts every match contains one of (found far faster than the expression): a text with
+    #: none of them is left alone without running the expression. Empty: always run it.
+    hints: tuple[str, ...] = ()
 
     def sub(self, text: str) -> str:
+        if self.hints and not any(hint in text for hint in self.hints):
+            return text
         marker = MARKER.format(kind=self.kind)
         if "secret" not in self.regex.groupindex:
             return self.regex.sub(marker, text)
@@ -46,8 +62,8 @@ def _replace_group(match: re.Match[str], marker: str) -> str:
     return whole[: start - offset] + marker + whole[end - offset :]
 
 
-def _pattern(kind: str, regex: str) -> SecretPattern:
-    return SecretPattern(kind, re.compile(regex))
+def _pattern(kind: str, regex: str, *hints: str) -> SecretPattern:
+    return SecretPattern(kind, re.compile(regex), hints)
 
 
 #: The shapes redacted by default.
@@ -56,20 +72,36 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         "private-key",
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----"
         r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*\Z)",
+        "PRIVATE KEY-----",
     ),
     _pattern(
         "secret-variable",
         r"(?m)^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*"
-        r"(?:SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)"
+        rf"(?:{'|'.join(_SECRET_NAMES)})"
         rf"[A-Z0-9_]*[ \t]*=[ \t]*[\"']?(?P<secret>{_NOT_A_MARKER}[^\s\"']+)",
+        *_SECRET_NAMES,
     ),
     _pattern(
         "credential",
-        rf"(?i:\b(?:bearer|basic))[ \t]+(?P<secret>{_NOT_A_MARKER}[A-Za-z0-9._~+/=-]{{16,}})",
+        # Bearer, bearer, BEARER, Basic, basic, BASIC as a word (literal first, as below).
+        r"(?:earer(?<=[Bb]earer)(?<!\w.earer)|EARER(?<=BEARER)(?<!\w.EARER)"
+        r"|asic(?<=[Bb]asic)(?<!\w.asic)|ASIC(?<=BASIC)(?<!\w.ASIC))[ \t]+"
+        rf"(?P<secret>{_NOT_A_MARKER}[A-Za-z0-9._~+/=-]{{16,}})",
+        "earer",
+        "EARER",
+        "asic",
+        "ASIC",
     ),
-    _pattern("tether-key", rf"(?<!{_TOKEN_CHARS})tk_{_TOKEN_CHARS}{{16,}}"),
-    _pattern("api-key", rf"(?<!{_TOKEN_CHARS})sk-{_TOKEN_CHARS}{{16,}}"),
-    _pattern("aws-key-id", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    # The literal comes first and the look-behind after it: the engine then looks for the
+    # literal, instead of trying the look-behind at every position (several times slower).
+    _pattern("tether-key", rf"tk_(?<!{_TOKEN_CHARS}tk_){_TOKEN_CHARS}{{16,}}", "tk_"),
+    _pattern("api-key", rf"sk-(?<!{_TOKEN_CHARS}sk-){_TOKEN_CHARS}{{16,}}", "sk-"),
+    _pattern(
+        "aws-key-id",
+        r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+        "AKIA",
+        "ASIA",
+    ),
 )
 
 
