@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from tether.core.errors import UsageError
@@ -35,16 +34,19 @@ _SECRET_NAMES = (
 )
 
 
-@dataclass(frozen=True, slots=True)
 class SecretPattern:
     """One secret shape: a regular expression whose ``secret`` group (else the whole match) is
-    replaced by the marker of kind."""
+    replaced by the marker of kind. (A plain class: it is configuration, never a stored
+    record.)"""
 
-    kind: str
-    regex: re.Pattern[str]
-    #: Texts every match contains one of (found far faster than the expression): a text with
-    #: none of them is left alone without running the expression. Empty: always run it.
-    hints: tuple[str, ...] = ()
+    __slots__ = ("hints", "kind", "regex")
+
+    def __init__(self, kind: str, regex: re.Pattern[str], hints: tuple[str, ...] = ()) -> None:
+        self.kind = kind
+        self.regex = regex
+        #: Texts every match contains one of (found far faster than the expression): a text
+        #: with none of them is left alone without running the expression. Empty: always run.
+        self.hints = hints
 
     def sub(self, text: str) -> str:
         if self.hints and not any(hint in text for hint in self.hints):
