@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -237,10 +236,9 @@ def test_a_body_declared_too_large_is_refused_even_if_it_never_arrives(small: Se
         "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Authorization: Bearer {key}\r\nContent-Length: 1000000"
     )
-    started = time.monotonic()
+    # answered once the drain gives up, not never (the raw connection would time out first)
     stalled = _raw_post(small, head, b'{"title": "')
     assert stalled.startswith(b"HTTP/1.1 413"), stalled
-    assert time.monotonic() - started < 15  # answered after the drain gives up, not never
     # a client waiting for 100 Continue is refused at once, without being invited to send
     waiting = _raw_post(small, head + "\r\nExpect: 100-continue", b"")
     assert waiting.startswith(b"HTTP/1.1 413"), waiting

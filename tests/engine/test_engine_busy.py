@@ -17,7 +17,7 @@ from engine_helpers import (
     wait_status,
     wait_step,
 )
-from tests.waiting import eventually
+from tests.waiting import WAIT, eventually
 
 from tether.core.errors import SessionBusy
 from tether.core.run import Run
@@ -138,7 +138,7 @@ async def test_reject_never_lets_two_runs_of_a_session_be_active(db_path: Path) 
                         )
                     except SessionBusy as busy:
                         rejected.append(busy)
-                        await svc.wait_run(busy.active_run_id, timeout=5)
+                        await svc.wait_run(busy.active_run_id, timeout=WAIT)
                 return {"session_id": session_id, "accepted": accepted, "rejected": rejected}
 
             return job

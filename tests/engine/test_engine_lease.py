@@ -84,7 +84,7 @@ async def test_a_run_reaped_and_reclaimed_by_the_same_worker_runs_once(
         await eventually(retry_blocked, what="the retry to reach its blocking step")
         holder = (await svc.get_run(run.id)).worker_id or ""
         assert holder.startswith(eng.workers[0].worker_id + "/")
-        await eventually(observed.exists, timeout=1.0, what="the stale agent to be cancelled")
+        await eventually(observed.exists, what="the stale agent to be cancelled")
 
         gate.touch()
         done = await wait_status(svc, run.id, *TERMINAL)
@@ -121,7 +121,7 @@ async def test_a_live_worker_whose_run_was_reaped_stops_its_agent(
         finally:
             await other.close()
         assert reaped.status is RunStatus.FAILED
-        await eventually(observed.exists, timeout=1.0, what="the agent to be cancelled")
+        await eventually(observed.exists, what="the agent to be cancelled")
         (tmp_path / "gate").touch()
         nxt = await svc.create_run(session.id, "next", agent="echo")
         assert (await wait_status(svc, nxt.id, *TERMINAL)).status is RunStatus.COMPLETED

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tether.core.api_key import ApiKey
-from tether.core.errors import Conflict
+from tether.core.errors import Conflict, StoreError
 from tether.core.ids import new_id
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
@@ -218,3 +218,23 @@ def test_every_table_of_both_schemas_is_copied(tmp_path: Path, pg_url: str) -> N
     ).fetchall()
     asyncio.run(store.close())
     assert {r[0] for r in rows} == copied
+
+
+def test_every_column_of_every_table_on_postgres_is_copied(pg_url: str) -> None:
+    for table in TABLES:
+        rows = sql(
+            pg_url,
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_schema = 'public' AND table_name = %s",
+            table.name,
+        )
+        assert sorted(r[0] for r in rows) == sorted(table.columns), table.name
+
+
+def test_a_postgres_column_the_copy_does_not_know_is_refused(tmp_path: Path, pg_url: str) -> None:
+    source = str(tmp_path / "t.db")
+    run(_populate(source))
+    sql(pg_url, "ALTER TABLE steps ADD COLUMN cost numeric")
+    with pytest.raises(StoreError, match=r"table steps has columns the copy would drop \(cost\)"):
+        run(copy_url(source, pg_url))
+    assert sql(pg_url, "SELECT count(*) FROM sessions") == [(0,)]

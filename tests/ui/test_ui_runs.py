@@ -22,29 +22,31 @@ def _still_marked(page: Page) -> bool:
     return bool(page.evaluate("window.notReloaded === true"))
 
 
-def test_start_a_slow_run_and_watch_it_live(page: Page, server: Server) -> None:
+def test_start_a_run_and_watch_it_live(page: Page, server: Server) -> None:
     session = new_session(server, "alice", title="live run")
     log_in(page, server, "alice")
     page.goto(f"{server.url}/ui/sessions/{session['id']}")
     page.get_by_label("Agent").select_option("echo")
     page.get_by_label("Goal").fill("take your time")
-    page.get_by_label("Input").fill(json.dumps({"steps": 3, "sleep": 2}))
+    page.get_by_label("Input").fill(json.dumps({"steps": 3, "wait": "carry on?"}))
     page.get_by_role("button", name="Start run").click()
 
     expect(page.get_by_role("heading", name="Run 1")).to_be_visible()
     _mark_page(page)
     status = page.locator("#run-title .badge")
-    expect(status).to_have_text("running")
+    expect(status).to_have_text("waiting")
     expect(page.locator("#live")).to_contain_text("Live")
     steps = page.locator("#steps .wf-row")
-    expect(steps.locator(".wf-name")).to_have_text(["step 1", "step 2", "step 3", "sleep"])
+    expect(steps.locator(".wf-name")).to_have_text(["step 1", "step 2", "step 3", "wait_for_input"])
     expect(steps.nth(3).locator(".badge")).to_have_text("running")
+    # It goes on when a person answers (here through the API): the page follows, unreloaded.
+    _resume(server, page.url.rsplit("/", 1)[-1], "now")
     expect(status).to_have_text("completed")
     expect(steps.nth(3).locator(".badge")).to_have_text("completed")
     expect(steps.locator(".wf-name")).to_have_text(
-        ["step 1", "step 2", "step 3", "sleep", "assistant_message"]
+        ["step 1", "step 2", "step 3", "wait_for_input", "assistant_message"]
     )
-    expect(page.locator("#data")).to_contain_text("echo: take your time")
+    expect(page.locator("#data")).to_contain_text("echo: take your time now")
     expect(page.locator("#live")).to_be_empty()
     assert _still_marked(page)
 
@@ -88,10 +90,17 @@ def test_a_dropped_stream_resumes_with_last_event_id(page: Page, server: Server)
         page.get_by_label("API key").fill(server.keys["alice"])
         page.get_by_role("button", name="Log in").click()
         session = new_session(server, "alice", title="flaky network")
-        run = new_run(server, "alice", session["id"], input={"sleep": 2, "wait": "go on?"})
+        # The run is queued behind one waiting for a person: its page opens while it is ready,
+        # and its events arrive over the stream only once the first run is answered.
+        first = new_run(server, "alice", session["id"], input={"wait": "first?"})
+        assert settled(server, "alice", first["id"])["status"] == "waiting"
+        run = new_run(server, "alice", session["id"], input={"wait": "go on?"}, if_busy="enqueue")
         page.goto(f"{proxy.url}/ui/runs/{run['id']}")
         _mark_page(page)
-        # Events arrive over the stream (the sleep ends, the run waits), then it is cut.
+        expect(page.locator("#run-title .badge")).to_have_text("ready")
+        expect(page.locator("#live")).to_contain_text("Live")
+        _resume(server, first["id"], "yes")
+        # Events arrive over the stream (the run starts, then waits), then it is cut.
         expect(page.locator("#run-title .badge")).to_have_text("waiting")
         expect(page.locator("#run-waiting")).to_contain_text("go on?")
         with page.expect_request(lambda r: f"/ui/runs/{run['id']}/events" in r.url) as again:
@@ -99,14 +108,18 @@ def test_a_dropped_stream_resumes_with_last_event_id(page: Page, server: Server)
         last_event_id = again.value.all_headers().get("last-event-id", "")
         assert last_event_id.isdigit(), again.value.all_headers()
         expect(page.locator("#live")).to_contain_text("Live")
-        with server.api("alice") as api:
-            resumed = api.post(f"/v1/runs/{run['id']}/resume", json={"input": "yes"})
-            assert resumed.status_code == 200, resumed.text
+        _resume(server, run["id"], "yes")
         expect(page.locator("#run-title .badge")).to_have_text("completed")
         expect(page.locator("#data")).to_contain_text("echo: echo this yes")
         assert _still_marked(page)
     finally:
         proxy.close()
+
+
+def _resume(server: Server, run_id: str, text: str) -> None:
+    with server.api("alice") as api:
+        resumed = api.post(f"/v1/runs/{run_id}/resume", json={"input": text})
+        assert resumed.status_code == 200, resumed.text
 
 
 def test_promote_working_memory_to_the_session(page: Page, demo: Server) -> None:

@@ -99,3 +99,13 @@ def test_a_new_command_gets_the_target_as_one_value(tmp_path: Path) -> None:
     assert (target.db, target.url, target.api_key, target.owner) == (db, None, "tk_env", "bob")
     source = target.ctx.get_parameter_source("db")
     assert source is not None and source.name == "COMMANDLINE"
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_the_commands_that_execute_runs_take_the_redaction_options(command: str) -> None:
+    options = _options(_command(command))
+    assert options["redact"].envvar == "TETHER_REDACT"
+    assert options["redact"].default is True
+    assert "--no-redact" in options["redact"].secondary_opts
+    assert options["redact_pattern"].envvar == "TETHER_REDACT_PATTERNS"
+    assert options["redact_pattern"].multiple

@@ -80,6 +80,7 @@ def create_app(
         concurrency=max(1, settings.workers),
         shutdown_grace=settings.shutdown_grace,
         unroutable_after=settings.unroutable_after,
+        redactor=settings.redactor,
     )
     metrics = create_metrics() if settings.metrics else None
 

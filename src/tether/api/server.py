@@ -91,7 +91,11 @@ def serve(
     )
     auth = "API keys" if settings.auth else "no auth, owner 'local'"
     hosts = ", ".join(("loopback", *settings.allowed_hosts))
-    label = f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}, hosts: {hosts}"
+    redacted = "secrets redacted" if settings.redactor.enabled else "no redaction"
+    label = (
+        f"db {redact_url(settings.db)}, {settings.workers} worker slots, {auth}, "
+        f"hosts: {hosts}, {redacted}"
+    )
     listening = _listen(host, port)
     server = _Server(config, app.state.draining, label, as_log=log_format == "json")
     server.run(sockets=[listening])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tether.core.redaction import Redactor
 from tether.runtime.settings import RuntimeSettings
 from tether.store.factory import DEFAULT_DB
 
@@ -52,3 +53,5 @@ class ApiSettings:
     metrics: bool = False
     #: The Bearer token GET /metrics requires; None = answer loopback clients only.
     metrics_token: str | None = None
+    #: What replaces secrets in what the embedded worker's runs record (NO_REDACTION: none).
+    redactor: Redactor = _RUNTIME.redactor

@@ -33,6 +33,7 @@ from tether.cli.app import (
 )
 from tether.cli.keys import keys_app
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
+from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
 from tether.cli.report import run_report, session_report
 from tether.cli.retention import (
     db_prune,
@@ -511,6 +512,8 @@ def worker(
     ] = "127.0.0.1",
     metrics_token: MetricsTokenOption = None,
     unroutable_after: UnroutableAfterOption = "1h",
+    redact: RedactOption = True,
+    redact_pattern: RedactPatternOption = None,
 ) -> None:
     """Execute runs from the database until SIGTERM (then drain gracefully). The worker takes
     only runs of the agents it has (built-in ones and those of --agents)."""
@@ -525,6 +528,7 @@ def worker(
         grace_seconds=grace_seconds,
         agents=agents,
         unroutable_after=grace,
+        redactor=redactor(redact, redact_pattern),
         metrics=(
             None
             if metrics_port is None

@@ -16,6 +16,7 @@ from tether.api.settings import ApiSettings
 from tether.cli import durations
 from tether.cli.app import DbOption, UnroutableAfterOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
+from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
 from tether.core import hosts
 from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
@@ -164,6 +165,8 @@ def serve(
             help="Every hour, delete sessions expired longer ago than this (30d …).",
         ),
     ] = None,
+    redact: RedactOption = True,
+    redact_pattern: RedactPatternOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     try:
@@ -174,6 +177,7 @@ def serve(
     prune_closed = _age(prune_closed_after, "--prune-closed-after")
     prune_expired = _age(prune_expired_after, "--prune-expired-after")
     extra_hosts = allowed_hosts(allowed_host or [], host)
+    redacting = redactor(redact, redact_pattern)
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
@@ -213,6 +217,7 @@ def serve(
         unroutable_after=grace,
         prune_closed_after=prune_closed,
         prune_expired_after=prune_expired,
+        redactor=redacting,
     )
     try:
         run(

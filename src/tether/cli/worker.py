@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from tether import telemetry
 from tether.config import import_agents, model_catalog
+from tether.core.redaction import DEFAULT_REDACTOR, Redactor
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
 from tether.runtime.instruments import Chain, installed
@@ -39,6 +40,7 @@ def serve_worker(
     grace_seconds: float,
     agents: str | None,
     unroutable_after: float | None = _RUNTIME.unroutable_after,
+    redactor: Redactor = DEFAULT_REDACTOR,
     metrics: MetricsEndpoint | None = None,
 ) -> None:
     """Run a worker on db until SIGTERM or SIGINT."""
@@ -50,6 +52,7 @@ def serve_worker(
         lease_seconds=lease_seconds,
         shutdown_grace=grace_seconds,
         unroutable_after=unroutable_after,
+        redactor=redactor,
     )
     models = model_catalog()
     store = open_store(db)

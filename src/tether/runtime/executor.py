@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from tether.core.clock import Clock
@@ -211,10 +212,11 @@ class Executor:
                 )
             return
         except Exception as exc:
-            log.info("run %s failed: %s: %s", run.id, type(exc).__name__, exc)
-            await _settle(ctx)
             # a tool error the agent let through names the tool's step
             error = ErrorInfo.of(exc, getattr(exc, "step_id", None) or ctx.failed_step_id)
+            shown = self._settings.redactor.text(error.message)
+            log.info("run %s failed: %s: %s", run.id, error.type, shown)
+            await _settle(ctx)
             await self._finish(run, ending, RunStatus.FAILED, error=error)
             return
         await self._finish(run, ending, RunStatus.COMPLETED, output=to_data(output))
@@ -262,6 +264,7 @@ class Executor:
             memory=memory,
             model=self._models(run) if self._models else None,
             instruments=instruments,
+            redactor=self._settings.redactor,
         )
 
     async def _finish(
@@ -276,9 +279,12 @@ class Executor:
         """Record how the run ended, retrying while the database is briefly unavailable (if it
         stays down, the lease expires and the reaper ends the run). An outcome the store
         refuses (an output that is not JSON, say) ends the run failed, saying why."""
+        redactor = self._settings.redactor
+        if error is not None:
+            error = replace(error, message=redactor.text(error.message))
         kwargs: dict[str, Any] = {"error": error}
         if status is RunStatus.COMPLETED:
-            kwargs["output"] = output
+            kwargs["output"] = redactor.data(output)
         for attempt in range(_FINISH_ATTEMPTS):
             try:
                 await self._store.finish_run(

@@ -23,7 +23,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +31,7 @@ from tether.core.clock import Clock
 from tether.core.errors import ModelError, ReplayMismatch, UsageError
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Role
+from tether.core.redaction import DEFAULT_REDACTOR, Redactor
 from tether.core.run import ErrorInfo, Run
 from tether.core.serde import from_data, to_data
 from tether.core.session import Session
@@ -135,7 +136,7 @@ class MemoryView(MutableMapping[str, Any]):
                 scope=self._scope,
                 scope_id=self._scope_id,
                 key=key,
-                value=value,
+                value=self._ctx._clean(value),
                 owner=self._ctx.run.owner,
                 now=self._ctx._clock.now(),
                 source_run_id=self._ctx.run.id,
@@ -225,8 +226,10 @@ class RunContext:
         tools: ToolRegistry | None = None,
         model: Model | None = None,
         instruments: Instruments | None = None,
+        redactor: Redactor = DEFAULT_REDACTOR,
     ) -> None:
         self._store = store
+        self._redactor = redactor
         self._clock = clock
         self._instruments = instruments or Instruments()
         self.run = run
@@ -265,6 +268,17 @@ class RunContext:
     def now(self) -> datetime:
         """The current time, from the runtime's clock (timezone-aware UTC)."""
         return self._clock.now()
+
+    # -- redaction -----------------------------------------------------------------------------
+
+    def _clean(self, value: Any) -> Any:
+        """value as it may be stored: JSON data with its secrets redacted. The agent itself
+        keeps what it had; a replayed step gives it the stored, redacted value."""
+        return self._redactor.data(to_data(value))
+
+    def _error(self, error: ErrorInfo) -> ErrorInfo:
+        """error as it may be stored, its message redacted."""
+        return replace(error, message=self._redactor.text(error.message))
 
     # -- ordered background writes -------------------------------------------------------------
 
@@ -336,7 +350,7 @@ class RunContext:
             position=position,
             kind=StepKind(kind),
             name=name,
-            input=to_data(input),
+            input=self._clean(input),
             now=self._clock.now(),
         )
         handle = StepHandle(None)
@@ -350,7 +364,7 @@ class RunContext:
                 worker_id=self.worker_id,
                 status=StepStatus.FAILED,
                 now=self._clock.now(),
-                error=ErrorInfo.of(exc, step_id=step.id),
+                error=self._error(ErrorInfo.of(exc, step_id=step.id)),
                 usage=handle.usage,
             )
             raise
@@ -360,7 +374,7 @@ class RunContext:
             worker_id=self.worker_id,
             status=StepStatus.COMPLETED,
             now=self._clock.now(),
-            output=to_data(handle.output),
+            output=self._clean(handle.output),
             usage=handle.usage,
         )
 
@@ -376,7 +390,7 @@ class RunContext:
             position=position,
             kind=StepKind.NOTE,
             name=name,
-            input=to_data(data),
+            input=self._clean(data),
             now=self._clock.now(),
         )
 
@@ -392,9 +406,9 @@ class RunContext:
             position=position,
             kind=StepKind.MESSAGE,
             name=f"{role.value}_message",
-            input={"role": role.value, "content": content},
+            input={"role": role.value, "content": self._redactor.text(content)},
             now=self._clock.now(),
-            message=(role, content, to_data(metadata)),
+            message=(role, self._redactor.text(content), self._clean(metadata)),
         )
 
     async def tool_history(
@@ -420,7 +434,7 @@ class RunContext:
         """Record partial output now (kept if the run is cancelled or fails later)."""
         await self.flush()
         self.run = await self._store.update_run(
-            self.run.id, worker_id=self.worker_id, now=self._clock.now(), output=to_data(output)
+            self.run.id, worker_id=self.worker_id, now=self._clock.now(), output=self._clean(output)
         )
 
     # -- waiting for a person --------------------------------------------------------------------
@@ -440,14 +454,16 @@ class RunContext:
             position=position,
             kind=StepKind.MESSAGE,
             name=f"wait_for_{kind}",
-            input={"prompt": prompt, **to_data(details)},
+            input=self._clean({"prompt": prompt, **details}),
             now=self._clock.now(),
         )
         self.run = await self._store.suspend_run(
             self.run.id,
             worker_id=self.worker_id,
             now=self._clock.now(),
-            waiting_for={"kind": kind, "prompt": prompt, "step_id": step.id, **to_data(details)},
+            waiting_for=self._clean(
+                {"kind": kind, "prompt": prompt, "step_id": step.id, **details}
+            ),
         )
         raise RunSuspended(prompt)
 
@@ -486,21 +502,23 @@ class RunContext:
             position=position,
             kind=StepKind.TOOL_CALL,
             name=name,
-            input={"arguments": to_data(arguments), "call_id": call_id},
+            input=self._clean({"arguments": arguments, "call_id": call_id}),
             now=self._clock.now(),
         )
         invocation = ToolInvocation(name, call_id or step.id)
         with self._instruments.tool_call(self.run, invocation):
             outcome = await self._invoke(found, name, arguments)
-            invocation.error = outcome.error
+            invocation.error = outcome.error and self._redactor.text(outcome.error)
         await self.flush()
         await self._store.finish_step(
             step.id,
             worker_id=self.worker_id,
             status=StepStatus.COMPLETED if outcome.ok else StepStatus.FAILED,
             now=self._clock.now(),
-            output=to_data(outcome.output) if outcome.ok else None,
-            error=None if outcome.ok else ErrorInfo("ToolError", outcome.error or "", step.id),
+            output=self._clean(outcome.output) if outcome.ok else None,
+            error=None
+            if outcome.ok
+            else self._error(ErrorInfo("ToolError", outcome.error or "", step.id)),
         )
         return ToolOutcome(outcome.ok, outcome.output, outcome.error, step_id=step.id)
 
@@ -543,7 +561,7 @@ class RunContext:
             name=chosen.name,
             # Only what is new since the previous call: recording the whole transcript on every
             # call would grow quadratically with the run.
-            input={"messages": to_data(new_messages), "message_count": len(messages)},
+            input=self._clean({"messages": new_messages, "message_count": len(messages)}),
             now=self._clock.now(),
         )
         call = ModelCall(chosen.name)
@@ -558,7 +576,7 @@ class RunContext:
                 worker_id=self.worker_id,
                 status=StepStatus.FAILED,
                 now=self._clock.now(),
-                error=ErrorInfo.of(exc, step_id=step.id),
+                error=self._error(ErrorInfo.of(exc, step_id=step.id)),
             )
             raise
         await self._store.finish_step(
@@ -566,7 +584,7 @@ class RunContext:
             worker_id=self.worker_id,
             status=StepStatus.COMPLETED,
             now=self._clock.now(),
-            output=to_data(response),
+            output=self._clean(response),
             usage=response.usage,
         )
         return response

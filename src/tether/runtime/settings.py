@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tether.core.redaction import DEFAULT_REDACTOR, Redactor
 from tether.runtime.context_assembly import DEFAULT_BUDGET_TOKENS
 
 
@@ -35,3 +36,6 @@ class RuntimeSettings:
     shutdown_grace: float = 10.0
     #: Token budget of the context a run starts from.
     context_budget_tokens: int = DEFAULT_BUDGET_TOKENS
+    #: What replaces secrets in everything a run records (steps, tool calls, messages it says,
+    #: memory it writes, its output and error) before it is stored; NO_REDACTION for none.
+    redactor: Redactor = DEFAULT_REDACTOR

@@ -5,7 +5,10 @@ one target transaction (an interrupted copy leaves the target as it was); the ev
 then continues after the copied ids. Verification reads both sides again: per-table row counts,
 and a SHA-256 over a canonical serialization of the rows (columns in a fixed order, JSON values
 parsed and written back with sorted keys), so a byte-level difference between backends (jsonb
-spacing) does not count, and any difference in content does.
+spacing) does not count, and any difference in content does. The columns are those of the schema:
+before anything is written, each table's columns are read from both databases (PRAGMA table_info,
+information_schema) and a column the copy would not carry is refused, so none is ever dropped and
+every one is verified.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.core.errors import Conflict, UsageError
+from tether.core.errors import Conflict, StoreError, UsageError
 from tether.store.base import Store
 from tether.store.factory import open_store
 from tether.store.sql.database import Database, Row
@@ -181,6 +184,8 @@ async def copy_store(
     first, in the same transaction.
     """
     src, dst = _database(source), _database(target)
+    for db, location in ((src, source.location), (dst, target.location)):
+        await _check_columns(db, location)
     started = time.perf_counter()
     report = CopyReport(source.location, target.location)
     totals = {t.name: await _count(src, t) for t in TABLES}
@@ -216,6 +221,27 @@ def _database(store: Store) -> Database:
     if not isinstance(store, SqlStore):
         raise UsageError(f"cannot copy {store.location}: not a SQL store")
     return store.database
+
+
+async def columns(db: Database, table: str) -> tuple[str, ...]:
+    """The columns table has in db, as its schema orders them."""
+    async with db.read() as tx:
+        rows = await tx.all("copy_columns", table=table)
+    return tuple(str(r["name"]) for r in rows)
+
+
+async def _check_columns(db: Database, location: str) -> None:
+    """Refuse a database whose tables have columns other than those the copy carries."""
+    for table in TABLES:
+        found = await columns(db, table.name)
+        unknown = ", ".join(c for c in found if c not in table.columns)
+        absent = ", ".join(c for c in table.columns if c not in found)
+        problems = [
+            *([f"has columns the copy would drop ({unknown})"] if unknown else []),
+            *([f"lacks columns ({absent})"] if absent else []),
+        ]
+        if problems:
+            raise StoreError(f"cannot copy {location}: table {table.name} {' and '.join(problems)}")
 
 
 async def _count(db: Database, table: Table) -> int:

@@ -464,15 +464,20 @@ DELETE FROM runs WHERE id = %(run_id)s;
 
 -- steps ----------------------------------------------------------------------------------------
 
--- name: next_step_seq
--- The guard (the run is running and held by this worker) and the next step seq. The run's row
--- is locked, not rewritten: a concurrent cancel or reap waits for this step, and the next step
--- of the same run for its seq.
-SELECT COALESCE((SELECT MAX(seq) FROM steps WHERE run_id = %(run_id)s), 0) + 1 AS step_count,
-       session_id, owner, attempt
+-- name: hold_run_for_step
+-- The guard (the run is running and held by this worker). The run's row is locked, not
+-- rewritten: a concurrent cancel or reap waits for this step, and the next step of the same run
+-- for its seq.
+SELECT session_id, owner, attempt
 FROM runs
 WHERE id = %(run_id)s AND status = 'running' AND worker_id = %(worker_id)s
 FOR NO KEY UPDATE;
+
+-- name: next_step_seq
+-- A statement of its own, after hold_run_for_step: its snapshot is taken once the lock is held,
+-- so it sees the step of the transaction that held the lock before (a subquery of the locking
+-- statement would read the snapshot from before the wait, and two steps would share a seq).
+SELECT COALESCE(MAX(seq), 0) + 1 AS step_count FROM steps WHERE run_id = %(run_id)s;
 
 -- name: insert_step
 INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
@@ -766,6 +771,12 @@ DELETE FROM ui_sessions WHERE token_hash = %(token_hash)s;
 DELETE FROM ui_sessions WHERE key_id = %(key_id)s;
 
 -- db copy: every table whole, by key, in the same order on both backends ---------------------
+
+-- name: copy_columns
+-- The columns a table has in this database, in order: the copy refuses a column it would drop.
+SELECT column_name AS name FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = %(table)s
+ORDER BY ordinal_position;
 
 -- name: copy_count_sessions
 SELECT count(*) AS n FROM sessions;

@@ -36,10 +36,13 @@ class StepsPart(SessionsPart):
         return step_from_row(row, self._db.load_json)
 
     async def _open_seq(self, tx: Tx, run_id: str, worker_id: str) -> dict[str, Any]:
-        row = await tx.one("next_step_seq", run_id=run_id, worker_id=worker_id)
+        """The held run's row and its next step seq: the lock first, then the seq read after it."""
+        row = await tx.one("hold_run_for_step", run_id=run_id, worker_id=worker_id)
         if row is None:
             await self._lost(tx, run_id, worker_id)
-        return dict(row)
+        seq = await tx.one("next_step_seq", run_id=run_id)
+        assert seq is not None  # an aggregate always answers one row
+        return {**row, "step_count": seq["step_count"]}
 
     async def start_step(
         self,

@@ -404,14 +404,16 @@ DELETE FROM runs WHERE id = :run_id;
 
 -- steps ----------------------------------------------------------------------------------------
 
--- The guard (the run is running and held by this worker) and the next step seq, read from the
--- (run_id, seq) index: a read, so that appending a step does not also rewrite the run's row.
--- The writer lock (BEGIN IMMEDIATE) makes it race-free. runs.step_count is no longer kept.
--- name: next_step_seq
-SELECT COALESCE((SELECT MAX(seq) FROM steps WHERE run_id = :run_id), 0) + 1 AS step_count,
-       session_id, owner, attempt
+-- name: hold_run_for_step
+-- The guard (the run is running and held by this worker); a read, so that appending a step does
+-- not also rewrite the run's row. The writer lock (BEGIN IMMEDIATE) makes it race-free.
+SELECT session_id, owner, attempt
 FROM runs
 WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id;
+
+-- name: next_step_seq
+-- The next step seq, read from the (run_id, seq) index. runs.step_count is no longer kept.
+SELECT COALESCE(MAX(seq), 0) + 1 AS step_count FROM steps WHERE run_id = :run_id;
 
 -- name: insert_step
 INSERT INTO steps (id, run_id, session_id, seq, position, kind, name, status, input, output,
@@ -692,6 +694,10 @@ DELETE FROM ui_sessions WHERE token_hash = :token_hash;
 DELETE FROM ui_sessions WHERE key_id = :key_id;
 
 -- db copy: every table whole, by key, in the same order on both backends ---------------------
+
+-- name: copy_columns
+-- The columns a table has in this database, in order: the copy refuses a column it would drop.
+SELECT name FROM pragma_table_info(:table) ORDER BY cid;
 
 -- name: copy_count_sessions
 SELECT count(*) AS n FROM sessions;
