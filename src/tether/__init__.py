@@ -33,6 +33,7 @@ from tether.core.errors import (
     TetherError,
     Unauthorized,
     UsageError,
+    WorkspaceNotAllowed,
 )
 from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
@@ -119,6 +120,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "Worker",
+    "WorkspaceNotAllowed",
     "__version__",
     "agent",
     "connect",

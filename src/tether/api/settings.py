@@ -43,3 +43,6 @@ class ApiSettings:
     metrics: bool = False
     #: The Bearer token GET /metrics requires; None = answer loopback clients only.
     metrics_token: str | None = None
+    #: Folders the coder agent's workspaces must lie in (RuntimeSettings.workspace_roots);
+    #: None = the runtime settings' own.
+    workspace_roots: tuple[str, ...] | None = None

@@ -31,6 +31,7 @@ from tether.cli.app import (
 from tether.cli.keys import keys_app
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.report import run_report, session_report
+from tether.cli.roots import WorkspaceRootOption, workspace_roots
 from tether.cli.serve import serve
 from tether.cli.tail import tail
 from tether.core.run import Run
@@ -76,7 +77,9 @@ def demo(
         raise typer.BadParameter(f"{workspace} already exists", param_hint="--workspace")
     project = copy_project(workspace)
     shown = redact_url(db)  # a PostgreSQL password is never printed
-    with open_db(db, create=True, worker=True) as tt:
+    # The demo's own workspace is the only one its runs may use, whatever the database holds.
+    allowed = RuntimeSettings(workspace_roots=(str(project),))
+    with open_db(db, create=True, worker=True, settings=allowed) as tt:
         if not json:
             console.print(f"[dim]project copied to {project}; database {shown}[/]")
 
@@ -397,10 +400,12 @@ def worker(
         typer.Option(envvar="TETHER_METRICS_HOST", help="Address of the metrics port."),
     ] = "127.0.0.1",
     metrics_token: MetricsTokenOption = None,
+    workspace_root: WorkspaceRootOption = None,
 ) -> None:
     """Execute runs from the database until SIGTERM (then drain gracefully)."""
     from tether.cli.worker import MetricsEndpoint, serve_worker
 
+    roots = workspace_roots(workspace_root)
     start_observing(log_format, otel=otel)
     serve_worker(
         db,
@@ -408,6 +413,7 @@ def worker(
         lease_seconds=lease_seconds,
         grace_seconds=grace_seconds,
         agents=agents,
+        workspace_roots=roots,
         metrics=(
             None
             if metrics_port is None

@@ -15,6 +15,7 @@ from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli.app import DbOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
+from tether.cli.roots import WorkspaceRootOption, announce, workspace_roots
 from tether.core import hosts
 from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
@@ -144,6 +145,7 @@ def serve(
         ),
     ] = False,
     metrics_token: MetricsTokenOption = None,
+    workspace_root: WorkspaceRootOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     try:
@@ -151,6 +153,7 @@ def serve(
     except ModuleNotFoundError as exc:
         raise MissingExtra("tether serve", "server", exc.name) from exc
     extra_hosts = allowed_hosts(allowed_host or [], host)
+    roots = workspace_roots(workspace_root)
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
@@ -174,6 +177,7 @@ def serve(
     from tether.config import import_agents, model_catalog
 
     import_agents(agents)
+    announce(log, roots)
 
     settings = ApiSettings(
         db=db,
@@ -187,6 +191,7 @@ def serve(
         heartbeat_seconds=heartbeat_seconds,
         metrics=metrics or metrics_token is not None,
         metrics_token=metrics_token,
+        workspace_roots=roots,
     )
     try:
         run(

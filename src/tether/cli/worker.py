@@ -9,6 +9,7 @@ import signal
 from dataclasses import dataclass, replace
 
 from tether import telemetry
+from tether.cli.roots import announce
 from tether.config import import_agents, model_catalog
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
@@ -36,6 +37,7 @@ def serve_worker(
     lease_seconds: float,
     grace_seconds: float,
     agents: str | None,
+    workspace_roots: tuple[str, ...] | None = None,
     metrics: MetricsEndpoint | None = None,
 ) -> None:
     """Run a worker on db until SIGTERM or SIGINT."""
@@ -46,6 +48,7 @@ def serve_worker(
         concurrency=concurrency,
         lease_seconds=lease_seconds,
         shutdown_grace=grace_seconds,
+        workspace_roots=workspace_roots,
     )
     models = model_catalog()
     store = open_store(db)
@@ -67,6 +70,7 @@ def serve_worker(
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         worker.start()
+        announce(log, workspace_roots)
         log.info(
             "worker %s started on %s (concurrency %d, lease %g s)",
             worker.worker_id,

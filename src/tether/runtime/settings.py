@@ -32,3 +32,7 @@ class RuntimeSettings:
     shutdown_grace: float = 10.0
     #: Token budget of the context a run starts from.
     context_budget_tokens: int = DEFAULT_BUDGET_TOKENS
+    #: Folders a workspace agent's workspace must lie in (``tether serve --workspace-root``);
+    #: None = none configured: any workspace while the database holds no active API key, no
+    #: workspace once it does.
+    workspace_roots: tuple[str, ...] | None = None
