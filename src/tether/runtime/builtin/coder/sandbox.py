@@ -54,10 +54,12 @@ class Limits:
     open_files: int = 1024
 
     def describe(self) -> str:
+        processes = f"{self.processes} more processes"
+        if os.getuid() == 0:
+            processes += " (not enforced: tether runs as root)"
         return (
             f"CPU time = the command's timeout, memory {self.memory_bytes // _GIB} GiB, "
-            f"file size {self.file_bytes // _GIB} GiB, {self.processes} more processes, "
-            "no core files"
+            f"file size {self.file_bytes // _GIB} GiB, {processes}, no core files"
         )
 
 
