@@ -203,7 +203,8 @@ class OfflineCoderModel:
             return None
         import_line = frame.group(3).strip()
         names = _IMPORT.fullmatch(import_line)
-        name = names.group(2) if names and names.group(1) == module else None
+        imported = names.group(1) if names else ""
+        name = names.group(2) if names and f"{imported}.".startswith(f"{module}.") else None
         proposal = (
             f"Proposal (minimal change): keep the import but fall back to a small local `{name}` "
             f"when `{module}` is missing."
