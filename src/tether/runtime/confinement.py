@@ -23,7 +23,8 @@ ROOTS_ENV = "TETHER_WORKSPACE_ROOTS"
 #: What an operator does to allow workspaces, for error messages.
 HOW_TO_ALLOW = (
     f"start the server with `tether serve --workspace-root DIR` (repeatable; `tether worker` "
-    f"takes it too) or set {ROOTS_ENV} (folders separated by {os.pathsep!r})"
+    f"takes it too) or set {ROOTS_ENV} (folders separated by {os.pathsep!r}); in a program, "
+    "RuntimeSettings(workspace_roots=(DIR,))"
 )
 #: The files next to a SQLite database that are part of it.
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
