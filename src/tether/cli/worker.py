@@ -70,7 +70,6 @@ def serve_worker(
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         worker.start()
-        announce(log, workspace_roots)
         log.info(
             "worker %s started on %s (concurrency %d, lease %g s)",
             worker.worker_id,
@@ -78,6 +77,7 @@ def serve_worker(
             concurrency,
             lease_seconds,
         )
+        announce(log, workspace_roots)
         if counted is not None and endpoint is not None:
             counted.watch_worker(concurrency, lambda: worker.active_runs)
             await endpoint.start()
