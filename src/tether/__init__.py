@@ -34,6 +34,7 @@ from tether.core.errors import (
     TetherError,
     Unauthorized,
     UsageError,
+    WorkspaceNotAllowed,
 )
 from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
@@ -124,6 +125,7 @@ __all__ = [
     "Usage",
     "UsageError",
     "Worker",
+    "WorkspaceNotAllowed",
     "__version__",
     "agent",
     "connect",

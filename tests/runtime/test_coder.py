@@ -105,18 +105,26 @@ async def test_the_seed_scenario(service: Service, workspace: Path) -> None:
     # Run 2: fix it as proposed; the file really changes and the tests pass.
     fix, steps = await _do(service, session.id, "OK, fix it the way you proposed.")
     tools = _tools(steps)
-    assert [t.name for t in tools] == ["read_file", "write_file", "run_command", "remember"]
+    # The tests run first: the change comes from how they fail, not from the memory on record.
+    assert [t.name for t in tools] == [
+        "run_command",
+        "read_file",
+        "write_file",
+        "run_command",
+        "remember",
+    ]
+    assert tools[0].output["exit_code"] != 0
     changed = (workspace / "calc" / "report.py").read_text()
     assert changed != REPORT
     assert "except ModuleNotFoundError" in changed
-    assert tools[1].input["arguments"]["content"] == changed
-    assert tools[1].output == {
+    assert tools[2].input["arguments"]["content"] == changed
+    assert tools[2].output == {
         "path": "calc/report.py",
         "bytes": len(changed.encode()),
         "created": False,
     }
-    assert tools[2].output["exit_code"] == 0
-    assert "OK" in tools[2].output["output"]
+    assert tools[3].output["exit_code"] == 0
+    assert "OK" in tools[3].output["output"]
 
     # Run 3: verify.
     verify, steps = await _do(service, session.id, "Now run the full test suite again.")
@@ -138,9 +146,9 @@ async def test_the_seed_scenario(service: Service, workspace: Path) -> None:
         s.id for r in runs for s in (await service.list_tool_calls(run_id=r.id, limit=1000)).data
     ]
     assert [s.id for s in history] == per_run
-    assert len(history) == 9
+    assert len(history) == 10
     commands = await service.list_tool_calls(session_id=session.id, tool="run_command")
-    assert [s.run_id for s in commands.data] == [analyse.id, fix.id, verify.id]
+    assert [s.run_id for s in commands.data] == [analyse.id, fix.id, fix.id, verify.id]
     # Each later run started from a context that knew the earlier ones.
     assert verify.context is not None
     assert [r["seq"] for r in verify.context["earlier_runs"]] == [1, 2]

@@ -149,7 +149,10 @@ def test_serve_logs_json_lines_with_the_access_log_and_the_runs_ids(tmp_path: Pa
     finally:
         assert server.stop() == 0
     lines = _json_lines("".join(server.log))  # every line parses as JSON
-    assert lines[0]["logger"].startswith("uvicorn")
+    # First what confines the coder agent, then uvicorn's own lines.
+    confinement = [r["message"].split(":")[0] for r in lines if r["logger"] == "tether.serve"]
+    assert confinement == ["coder workspace roots", "coder commands", "coder command limits"]
+    assert lines[len(confinement)]["logger"].startswith("uvicorn")
     [listening] = [r for r in lines if r["message"].startswith("tether listening on ")]
     assert listening["url"] == server.url
     [created] = [r for r in lines if r.get("path") == path]

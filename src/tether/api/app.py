@@ -75,12 +75,16 @@ def create_app(
     """The HTTP service. A given store is used as is and left open (its owner closes it)."""
     settings = settings or ApiSettings()
     hosts = AllowedHosts.of(settings.allowed_hosts)
+    base = runtime or RuntimeSettings()
     runtime = replace(
-        runtime or RuntimeSettings(),
+        base,
         concurrency=max(1, settings.workers),
         shutdown_grace=settings.shutdown_grace,
         unroutable_after=settings.unroutable_after,
         redactor=settings.redactor,
+        workspace_roots=(
+            base.workspace_roots if settings.workspace_roots is None else settings.workspace_roots
+        ),
     )
     metrics = create_metrics() if settings.metrics else None
 

@@ -55,3 +55,6 @@ class ApiSettings:
     metrics_token: str | None = None
     #: What replaces secrets in what the embedded worker's runs record (NO_REDACTION: none).
     redactor: Redactor = _RUNTIME.redactor
+    #: Folders the coder agent's workspaces must lie in (RuntimeSettings.workspace_roots);
+    #: None = the runtime settings' own.
+    workspace_roots: tuple[str, ...] | None = None

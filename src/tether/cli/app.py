@@ -116,7 +116,12 @@ def handles_errors(fn: F) -> F:
 
 
 def open_db(
-    db: str, *, create: bool = False, worker: bool = False, owner: str = DEFAULT_OWNER
+    db: str,
+    *,
+    create: bool = False,
+    worker: bool = False,
+    owner: str = DEFAULT_OWNER,
+    settings: RuntimeSettings | None = None,
 ) -> Tether:
     """Open the database as owner; refuse a missing SQLite file unless create."""
     check_url(db)
@@ -124,7 +129,7 @@ def open_db(
         path = sqlite_path(db)
         if path != ":memory:" and not create and not Path(path).exists():
             fail(f"no tether database at {path} (run `tether demo`, or pass --db / TETHER_DB)")
-    return open_tether(db, worker=worker, owner=owner)
+    return open_tether(db, worker=worker, owner=owner, settings=settings)
 
 
 def open_target(

@@ -41,6 +41,7 @@ from tether.cli.retention import (
     sessions_export,
     sessions_import,
 )
+from tether.cli.roots import WorkspaceRootOption, workspace_roots
 from tether.cli.serve import serve
 from tether.cli.tail import tail
 from tether.core.run import Run
@@ -126,7 +127,9 @@ def _play_demo(db: str, project: Path, *, kept: bool, json: bool) -> None:
     from tether.demo.scenario import play
 
     shown = redact_url(db)  # a PostgreSQL password is never printed
-    with open_db(db, create=True, worker=True) as tt:
+    # The demo's own workspace is the only one its runs may use, whatever the database holds.
+    allowed = RuntimeSettings(workspace_roots=(str(project),))
+    with open_db(db, create=True, worker=True, settings=allowed) as tt:
         if not json:
             where = "" if kept else " (a temporary copy, removed at the end; --workspace keeps it)"
             console.print(f"[dim]project copied to {project}{where}; database {shown}[/]")
@@ -514,12 +517,14 @@ def worker(
     unroutable_after: UnroutableAfterOption = "1h",
     redact: RedactOption = True,
     redact_pattern: RedactPatternOption = None,
+    workspace_root: WorkspaceRootOption = None,
 ) -> None:
     """Execute runs from the database until SIGTERM (then drain gracefully). The worker takes
     only runs of the agents it has (built-in ones and those of --agents)."""
     from tether.cli.worker import MetricsEndpoint, serve_worker
 
     grace = durations.grace(unroutable_after, option="--unroutable-after")
+    roots = workspace_roots(workspace_root)
     start_observing(log_format, otel=otel)
     serve_worker(
         db,
@@ -529,6 +534,7 @@ def worker(
         agents=agents,
         unroutable_after=grace,
         redactor=redactor(redact, redact_pattern),
+        workspace_roots=roots,
         metrics=(
             None
             if metrics_port is None

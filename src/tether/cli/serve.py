@@ -17,6 +17,7 @@ from tether.cli import durations
 from tether.cli.app import DbOption, UnroutableAfterOption, fail, finite, handles_errors
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
+from tether.cli.roots import WorkspaceRootOption, announce, workspace_roots
 from tether.core import hosts
 from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
@@ -167,6 +168,7 @@ def serve(
     ] = None,
     redact: RedactOption = True,
     redact_pattern: RedactPatternOption = None,
+    workspace_root: WorkspaceRootOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     try:
@@ -178,6 +180,7 @@ def serve(
     prune_expired = _age(prune_expired_after, "--prune-expired-after")
     extra_hosts = allowed_hosts(allowed_host or [], host)
     redacting = redactor(redact, redact_pattern)
+    roots = workspace_roots(workspace_root)
     loopback = is_loopback(host)
     if no_auth and not loopback:
         fail(f"--no-auth is only allowed on a loopback address (127.0.0.1, ::1), not {host}")
@@ -201,6 +204,7 @@ def serve(
     from tether.config import import_agents, model_catalog
 
     import_agents(agents)
+    announce(log, roots)
 
     settings = ApiSettings(
         db=db,
@@ -218,6 +222,7 @@ def serve(
         prune_closed_after=prune_closed,
         prune_expired_after=prune_expired,
         redactor=redacting,
+        workspace_roots=roots,
     )
     try:
         run(

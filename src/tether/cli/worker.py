@@ -9,6 +9,7 @@ import signal
 from dataclasses import dataclass, replace
 
 from tether import telemetry
+from tether.cli.roots import announce
 from tether.config import import_agents, model_catalog
 from tether.core.redaction import DEFAULT_REDACTOR, Redactor
 from tether.runtime.agent import default_registry
@@ -41,6 +42,7 @@ def serve_worker(
     agents: str | None,
     unroutable_after: float | None = _RUNTIME.unroutable_after,
     redactor: Redactor = DEFAULT_REDACTOR,
+    workspace_roots: tuple[str, ...] | None = None,
     metrics: MetricsEndpoint | None = None,
 ) -> None:
     """Run a worker on db until SIGTERM or SIGINT."""
@@ -53,6 +55,7 @@ def serve_worker(
         shutdown_grace=grace_seconds,
         unroutable_after=unroutable_after,
         redactor=redactor,
+        workspace_roots=workspace_roots,
     )
     models = model_catalog()
     store = open_store(db)
@@ -81,6 +84,7 @@ def serve_worker(
             concurrency,
             lease_seconds,
         )
+        announce(log, workspace_roots)
         if counted is not None and endpoint is not None:
             counted.watch_worker(concurrency, lambda: worker.active_runs)
             await endpoint.start()

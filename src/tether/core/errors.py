@@ -46,6 +46,12 @@ class PayloadTooLarge(UsageError):
     http_status = 413
 
 
+class WorkspaceNotAllowed(UsageError):
+    """A run asked for a workspace outside the roots the operator allows."""
+
+    code = "workspace_not_allowed"
+
+
 class MissingExtra(TetherError):
     """This part of tether needs optional packages that are not installed."""
 

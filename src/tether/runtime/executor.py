@@ -22,6 +22,8 @@ from tether.core.serde import to_data
 from tether.core.status import RunStatus
 from tether.runtime import log_context
 from tether.runtime.agent import AgentRegistry
+from tether.runtime.api_keys import ApiKeys
+from tether.runtime.confinement import Confinement
 from tether.runtime.context_assembly import assemble_context
 from tether.runtime.instruments import (
     LOST,
@@ -67,6 +69,9 @@ class Executor:
         self._settings = settings
         self._models = models
         self._instruments = instruments
+        self._confinement = Confinement.of(
+            settings.workspace_roots, database=store.location, keyed=ApiKeys(store).any_active
+        )
 
     async def execute(self, run: Run) -> None:
         """Drive run to a terminal status or to waiting. Cancelling this coroutine (worker
@@ -265,6 +270,7 @@ class Executor:
             model=self._models(run) if self._models else None,
             instruments=instruments,
             redactor=self._settings.redactor,
+            confinement=self._confinement,
         )
 
     async def _finish(

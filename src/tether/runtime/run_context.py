@@ -38,6 +38,7 @@ from tether.core.session import Session
 from tether.core.status import StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
+from tether.runtime.confinement import Confinement
 from tether.runtime.instruments import Instruments, ModelCall, ToolInvocation
 from tether.runtime.models.base import Model, ModelResponse, ToolCall, as_messages
 from tether.runtime.models.catalog import HOW_TO_CONFIGURE
@@ -227,6 +228,7 @@ class RunContext:
         model: Model | None = None,
         instruments: Instruments | None = None,
         redactor: Redactor = DEFAULT_REDACTOR,
+        confinement: Confinement | None = None,
     ) -> None:
         self._store = store
         self._redactor = redactor
@@ -239,6 +241,8 @@ class RunContext:
         self.context = context
         self.tools = tools or ToolRegistry()
         self.model = model
+        #: Where workspace tools may act (the operator's workspace roots, protected files).
+        self.confinement = confinement or Confinement()
         self._recorded: dict[int, Step] = {}
         for step in recorded:  # the latest attempt at each position wins
             self._recorded[step.position] = step

@@ -39,3 +39,7 @@ class RuntimeSettings:
     #: What replaces secrets in everything a run records (steps, tool calls, messages it says,
     #: memory it writes, its output and error) before it is stored; NO_REDACTION for none.
     redactor: Redactor = DEFAULT_REDACTOR
+    #: Folders a workspace agent's workspace must lie in (``tether serve --workspace-root``);
+    #: None = none configured: any workspace while the database holds no active API key, no
+    #: workspace once it does.
+    workspace_roots: tuple[str, ...] | None = None

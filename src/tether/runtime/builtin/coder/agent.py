@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tether.core.errors import UsageError
 from tether.runtime.builtin.coder.policy import OfflineCoderModel
 from tether.runtime.builtin.coder.workspace import Workspace
 from tether.runtime.run_context import RunContext
@@ -14,6 +13,7 @@ from tether.runtime.tools import Tool, ToolRegistry, tool
 
 MAX_TURNS = 30
 CONTEXT_MARKER = "Context (JSON):\n"
+WORKSPACE_MARKER = "Workspace: "
 
 SYSTEM_PROMPT = """You are tether's coding assistant, working on one project across many runs.
 Use the tools to inspect and change files in the workspace and to run commands there.
@@ -42,24 +42,24 @@ def _memory_tools(ctx: RunContext) -> list[Tool]:
     return [remember, promote, session_tool_history]
 
 
-def _workspace_of(ctx: RunContext) -> Workspace:
-    root = ctx.input.get("workspace") or ctx.session.context.get("workspace")
-    if not isinstance(root, str) or not root:
-        raise UsageError(
-            "coder needs a workspace: set the session context {'workspace': '/path'} "
-            "or the run input {'workspace': '/path'}"
-        )
-    return Workspace(root)
+async def _workspace_of(ctx: RunContext) -> Workspace:
+    """The workspace the run asked for, once the operator's confinement allows it."""
+    requested = ctx.input.get("workspace") or ctx.session.context.get("workspace")
+    return Workspace(await ctx.confinement.workspace(requested), ctx.confinement)
 
 
 async def coder(ctx: RunContext) -> dict[str, Any]:
     """The seed's coding assistant: analyses, fixes and verifies a project in a workspace."""
-    workspace = _workspace_of(ctx)
+    workspace = await _workspace_of(ctx)
     ctx.tools = ToolRegistry([*workspace.tools(), *_memory_tools(ctx)])
     model = ctx.model or OfflineCoderModel()
     context_text = json.dumps(ctx.context, ensure_ascii=False, default=str)
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": f"{SYSTEM_PROMPT}\n\n{CONTEXT_MARKER}{context_text}"},
+        {
+            "role": "system",
+            "content": f"{SYSTEM_PROMPT}\n\n{WORKSPACE_MARKER}{workspace.root}\n"
+            f"{CONTEXT_MARKER}{context_text}",
+        },
         {"role": "user", "content": ctx.goal},
     ]
     for _ in range(MAX_TURNS):

@@ -18,6 +18,10 @@ from tether.runtime.models.base import ModelResponse, ToolCall
 
 TEST_COMMAND = "python -m unittest -v"
 _CONTEXT_MARKER = "Context (JSON):\n"
+_WORKSPACE_MARKER = "\nWorkspace: "
+#: What a finding may name: a module, a name it imports, the import line it quotes.
+_MODULE = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*")
+_IMPORT = re.compile(r"from ([A-Za-z_][\w.]*) import ([A-Za-z_]\w*)")
 _MISSING = re.compile(r"No module named '([\w.]+)'")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]+\n\s+(\S[^\n]*)')
 _RAN = re.compile(r"Ran (\d+) tests?")
@@ -40,13 +44,17 @@ class _Transcript:
 
     def __init__(self, messages: list[dict[str, Any]]) -> None:
         self.context: dict[str, Any] = {}
+        self.workspace = ""
         self.goal = ""
         self.calls: list[tuple[str, dict[str, Any], str]] = []
         pending: dict[str, tuple[str, dict[str, Any]]] = {}
         for message in messages:
             role, content = message.get("role"), message.get("content") or ""
             if role == "system" and _CONTEXT_MARKER in content:
-                self.context = json.loads(content.split(_CONTEXT_MARKER, 1)[1])
+                head, context = content.split(_CONTEXT_MARKER, 1)
+                self.context = json.loads(context)
+                if _WORKSPACE_MARKER in head:  # written by the agent, before any caller text
+                    self.workspace = head.split(_WORKSPACE_MARKER, 1)[1].split("\n", 1)[0]
             elif role == "user" and not self.goal:
                 self.goal = content
             elif role == "assistant":
@@ -61,14 +69,22 @@ class _Transcript:
                 name, args = pending.pop(message["tool_call_id"])
                 self.calls.append((name, args, content))
 
-    @property
-    def workspace(self) -> str:
-        return str((self.context.get("project") or {}).get("workspace", ""))
-
     def session_memory(self, key: str) -> Any:
         for item in self.context.get("session_memory", []):
             if item.get("key") == key:
                 return item.get("value")
+        return None
+
+    def first(self, name: str) -> tuple[dict[str, Any], str] | None:
+        return next(((a, r) for n, a, r in self.calls if n == name), None)
+
+    def since(self, name: str, after: str) -> tuple[dict[str, Any], str] | None:
+        """The last call of name made after the last call of after."""
+        for call_name, args, result in reversed(self.calls):
+            if call_name == after:
+                return None
+            if call_name == name:
+                return args, result
         return None
 
     def last(self, name: str) -> tuple[dict[str, Any], str] | None:
@@ -166,20 +182,29 @@ class OfflineCoderModel:
         )
 
     def _finding(self, t: _Transcript, result: dict[str, Any]) -> dict[str, Any] | None:
+        """Why the tests failed, from their own output in this workspace: the missing module
+        and the import of it in a Python file of the workspace (None if it is not that)."""
         output = str(result.get("output", ""))
         missing = _MISSING.search(output)
-        if missing is None:
+        if missing is None or not _MODULE.fullmatch(missing.group(1)):
             return None
         module = missing.group(1)
         root = t.workspace.rstrip("/") + "/"
-        frames = [m for m in _FRAME.finditer(output) if root != "/" and m.group(1).startswith(root)]
-        frames = [m for m in frames if "import" in m.group(3)]
+        frames = [
+            m
+            for m in _FRAME.finditer(output)
+            if root != "/" and m.group(1).startswith(root) and "import" in m.group(3)
+        ]
         if not frames:
             return None
         frame = frames[-1]
+        file = frame.group(1)[len(root) :]
+        if not file.endswith(".py") or ".." in file.split("/"):
+            return None
         import_line = frame.group(3).strip()
-        names = re.match(r"from [\w.]+ import (\w+)$", import_line)
-        name = names.group(1) if names else None
+        names = _IMPORT.fullmatch(import_line)
+        imported = names.group(1) if names else ""
+        name = names.group(2) if names and f"{imported}.".startswith(f"{module}.") else None
         proposal = (
             f"Proposal (minimal change): keep the import but fall back to a small local `{name}` "
             f"when `{module}` is missing."
@@ -189,7 +214,7 @@ class OfflineCoderModel:
         return {
             "cause": f"ModuleNotFoundError: No module named '{module}'",
             "module": module,
-            "file": frame.group(1)[len(root) :],
+            "file": file,
             "line": int(frame.group(2)),
             "import_line": import_line,
             "name": name,
@@ -197,41 +222,55 @@ class OfflineCoderModel:
         }
 
     def _fix(self, t: _Transcript) -> ModelResponse:
-        finding = t.session_memory("finding")
-        if not isinstance(finding, dict) or finding.get("name") != "tabulate":
+        """Apply the proposal on record. Nothing in it (session memory, which callers can
+        write) is used as a path or as code: the tests run again and the change is derived
+        from how they fail in this workspace, from validated names only."""
+        proposal = t.session_memory("finding")
+        if not isinstance(proposal, dict) or proposal.get("name") != "tabulate":
             return _say(
                 "I have no fix proposal on record in this session: ask me to analyse the "
                 "failing tests first."
             )
-        read = t.last("read_file")
-        if read is None:
-            return _call("read_file", path=finding["file"])
-        if t.last("write_file") is None:
-            source = read[1]
-            line = finding["import_line"]
-            if line not in source:
-                return _say(f"{finding['file']} no longer contains `{line}`: nothing to change.")
-            block = _FALLBACK.format(
-                import_line=line, module=finding["module"], name=finding["name"]
-            )
-            return _call(
-                "write_file", path=finding["file"], content=source.replace(line + "\n", block, 1)
-            )
-        ran = t.last("run_command")
+        ran = t.first("run_command")
         if ran is None:
             return _call("run_command", command=TEST_COMMAND)
+        passed, summary = _test_summary(_result(ran[1]))
+        if passed:
+            return _say(f"The tests pass already ({summary}): nothing to fix.")
+        finding = self._finding(t, _result(ran[1]))
+        if finding is None or finding["name"] != "tabulate":
+            return _say(
+                f"The tests fail ({summary}), but no longer the way the proposal on record "
+                "says: ask me to analyse them again."
+            )
+        if t.last("write_file") is None:
+            return self._write_fix(t, finding)
+        again = t.since("run_command", "write_file")
+        if again is None:
+            return _call("run_command", command=TEST_COMMAND)
+        _, summary = _test_summary(_result(again[1]))
         if t.last("remember") is None:
-            _, summary = _test_summary(_result(ran[1]))
             change = {
                 "file": finding["file"],
                 "change": "fallback formatter when the module is missing",
                 "tests": summary,
             }
             return _call("remember", key="change", value=change)
-        _, summary = _test_summary(_result(ran[1]))
         return _say(
             f"Applied the proposed fix to {finding['file']}: the import of `{finding['module']}` "
             f"now falls back to a local `{finding['name']}`. Tests: {summary}."
+        )
+
+    def _write_fix(self, t: _Transcript, finding: dict[str, Any]) -> ModelResponse:
+        read = t.last("read_file")
+        if read is None:
+            return _call("read_file", path=finding["file"])
+        source, line = read[1], finding["import_line"]
+        if line + "\n" not in source:
+            return _say(f"{finding['file']} no longer contains `{line}`: nothing to change.")
+        block = _FALLBACK.format(import_line=line, module=finding["module"], name=finding["name"])
+        return _call(
+            "write_file", path=finding["file"], content=source.replace(line + "\n", block, 1)
         )
 
     def _verify(self, t: _Transcript) -> ModelResponse:

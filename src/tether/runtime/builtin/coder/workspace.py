@@ -1,16 +1,22 @@
-"""A workspace directory and the tools that act on it, never outside it."""
+"""A workspace folder and the tools that act on it, never outside it, never on tether's own
+database files."""
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import shlex
 import signal
+import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from tether.runtime.builtin.coder.sandbox import bwrap_problem, preexec, rlimits, sandboxed
+from tether.runtime.confinement import Confinement, inside
 from tether.runtime.tools import Tool, ToolError, tool
 
 _SKIP = {".git", "__pycache__", ".venv", "node_modules", ".mypy_cache", ".pytest_cache"}
@@ -21,19 +27,36 @@ MAX_COMMAND_OUTPUT = 16_000
 
 
 class Workspace:
-    """A folder the coder may read, write and run commands in."""
+    """A folder the coder may read, write and run commands in.
 
-    def __init__(self, root: str | Path) -> None:
-        path = Path(root).expanduser()
+    root must be the resolved workspace a Confinement allowed; sandbox None = bubblewrap
+    where it works here, True = bubblewrap or fail, False = never."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        confinement: Confinement | None = None,
+        *,
+        sandbox: bool | None = None,
+    ) -> None:
+        path = Path(os.path.realpath(root))
         if not path.is_dir():
             raise ToolError(f"the workspace {root} is not a folder")
-        self.root = path.resolve()
+        self.root = path
+        self.confinement = confinement or Confinement()
+        self.sandbox = sandbox
 
     def resolve(self, relative: str) -> Path:
-        """The absolute path of relative inside the workspace; ToolError if it leads outside."""
-        candidate = (self.root / relative).resolve()
-        if candidate != self.root and self.root not in candidate.parents:
+        """The absolute path of relative inside the workspace; ToolError if it leads outside
+        or to a file no tool may open."""
+        if "\x00" in relative:
+            raise ToolError("a path cannot contain NUL characters")
+        candidate = Path(os.path.realpath(self.root / relative))
+        if not inside(candidate, self.root):
             raise ToolError(f"{relative!r} is outside the workspace")
+        refused = self.confinement.refuses(candidate)
+        if refused is not None:
+            raise ToolError(f"{relative!r} is {refused}: no tool may open it")
         return candidate
 
     def tools(self) -> list[Tool]:
@@ -58,26 +81,12 @@ class Workspace:
         @tool
         def read_file(path: str) -> str:
             """Read a text file of the workspace."""
-            target = ws.resolve(path)
-            if not target.is_file():
-                raise ToolError(f"{path!r} is not a file")
-            text = target.read_text(encoding="utf-8", errors="replace")
-            if len(text) > MAX_READ:
-                return text[:MAX_READ] + f"\n… [{len(text) - MAX_READ} more characters]"
-            return text
+            return ws.read(path)
 
         @tool
         def write_file(path: str, content: str) -> dict[str, Any]:
             """Write (create or replace) a text file of the workspace."""
-            target = ws.resolve(path)
-            if len(content) > MAX_WRITE:
-                raise ToolError(f"content is larger than {MAX_WRITE} characters")
-            if target.is_dir():
-                raise ToolError(f"{path!r} is a folder")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            existed = target.exists()
-            target.write_text(content, encoding="utf-8")
-            return {"path": path, "bytes": len(content.encode()), "created": not existed}
+            return ws.write(path, content)
 
         @tool
         async def run_command(command: str, timeout_seconds: float = 60.0) -> dict[str, Any]:
@@ -100,12 +109,56 @@ class Workspace:
             argv[0] = sys.executable  # the interpreter running tether
         return argv
 
+    def read(self, relative: str) -> str:
+        """The text of a regular file of the workspace; at most MAX_READ bytes are ever read."""
+        fd = self._open(relative, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as file:
+            size = os.fstat(fd).st_size
+            data = file.read(MAX_READ)
+            rest = max(size - len(data), 0) if len(data) == MAX_READ else 0
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text = decoder.decode(data, final=not rest)
+        return f"{text}\n… [{rest} more bytes not read]" if rest else text
+
+    def write(self, relative: str, content: str) -> dict[str, Any]:
+        """Create or replace a regular file of the workspace with content."""
+        if len(content) > MAX_WRITE:
+            raise ToolError(f"content is larger than {MAX_WRITE} characters")
+        target = self.resolve(relative)
+        if target.is_dir():
+            raise ToolError(f"{relative!r} is a folder")
+        existed = target.exists()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode()
+        with os.fdopen(self._open(relative, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as f:
+            f.write(data)
+        return {"path": relative, "bytes": len(data), "created": not existed}
+
+    def _open(self, relative: str, flags: int) -> int:
+        """A descriptor of the regular file relative names (never through a symlink swapped
+        in after it was resolved, never a FIFO or a device)."""
+        target = self.resolve(relative)
+        if target.exists() and not stat.S_ISREG(os.stat(target).st_mode):
+            raise ToolError(f"{relative!r} is not a regular file")
+        try:
+            fd = os.open(target, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise ToolError(f"cannot open {relative!r}: {exc.strerror or exc}") from exc
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ToolError(f"{relative!r} is not a regular file")
+        return fd
+
     async def run(self, command: str, timeout_seconds: float) -> dict[str, Any]:
-        """Run command in the workspace with a timeout; the process group is killed on
-        timeout or cancellation."""
+        """Run command in the workspace: its own process group, killed whole when it ends,
+        times out or is cancelled; resource limits; a scrubbed environment; bubblewrap where
+        it works (see sandbox.py)."""
         if not 0 < timeout_seconds <= 3600:
             raise ToolError("timeout_seconds must be between 0 and 3600")
         argv = self._argv(command)
+        if await self._sandboxed():
+            argv = sandboxed(argv, self.root, self.confinement)
+        limits = await asyncio.to_thread(rlimits, timeout_seconds)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.root),
@@ -122,31 +175,59 @@ class Workspace:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=preexec(limits),
             )
-        except OSError as exc:
-            raise ToolError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from exc
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ToolError(f"cannot run {argv[0]!r}: {exc}") from exc
+        output = _Tail(MAX_COMMAND_OUTPUT * 4)
+        reader = asyncio.create_task(output.collect(proc.stdout))
         timed_out = False
         try:
-            out, _ = await asyncio.wait_for(proc.communicate(), timeout_seconds)
+            await asyncio.wait_for(proc.wait(), timeout_seconds)
         except TimeoutError:
             timed_out = True
-            _kill(proc)
-            out, _ = await proc.communicate()
         finally:
-            if proc.returncode is None:
-                _kill(proc)
-                with contextlib.suppress(ProcessLookupError):
-                    await proc.wait()
-        text = out.decode("utf-8", errors="replace")
+            _kill(proc)  # the whole group: what the command left running goes too
+            with contextlib.suppress(ProcessLookupError):
+                await proc.wait()
+            # The pipe closes once the group is gone; a process that left the group keeps
+            # it open, so the output is what arrived within a moment.
+            await asyncio.wait({reader}, timeout=2)
+            reader.cancel()
+        text = output.text()
         if len(text) > MAX_COMMAND_OUTPUT:
-            text = text[-MAX_COMMAND_OUTPUT:]
-            text = f"[… earlier output cut]\n{text}"
+            text = f"[… earlier output cut]\n{text[-MAX_COMMAND_OUTPUT:]}"
         return {
             "command": command,
             "exit_code": None if timed_out else proc.returncode,
             "timed_out": timed_out,
             "output": text,
         }
+
+    async def _sandboxed(self) -> bool:
+        if self.sandbox is False:
+            return False
+        problem = await asyncio.to_thread(bwrap_problem)
+        if problem is not None and self.sandbox:
+            raise ToolError(f"commands must run in a sandbox, but {problem}")
+        return problem is None
+
+
+class _Tail:
+    """The last bytes of a stream (a command's output is never kept whole)."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._data = bytearray()
+
+    async def collect(self, stream: asyncio.StreamReader | None) -> None:
+        while stream is not None and (chunk := await stream.read(65536)):
+            self._data += chunk
+            if len(self._data) > self._keep:
+                del self._data[: -self._keep]
+
+    def text(self) -> str:
+        return self._data.decode("utf-8", errors="replace")
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:
