@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tether.store.sql.checkpoints import CheckpointsPart
 from tether.store.sql.gauges import GaugesPart
 from tether.store.sql.keys import KeysPart
 from tether.store.sql.memory import MemoryPart
@@ -9,7 +10,7 @@ from tether.store.sql.runs import RunsPart
 from tether.store.sql.steps import StepsPart
 
 
-class SqlStore(RunsPart, StepsPart, MemoryPart, KeysPart, GaugesPart):
+class SqlStore(RunsPart, StepsPart, CheckpointsPart, MemoryPart, KeysPart, GaugesPart):
     """Every Store operation; SQL text and connections come from the backend's Database."""
 
     async def schema_version(self) -> int:

@@ -832,3 +832,116 @@ GROUP BY status, agent;
 SELECT count(*) AS n FROM sessions
 WHERE status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now);
+
+-- checkpoints of graphs (tether.integrations.langgraph) ----------------------------------------
+
+-- name: upsert_checkpoint
+INSERT INTO checkpoints (session_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type,
+                         checkpoint, metadata_type, metadata, channels, created_at)
+VALUES (:session_id, :checkpoint_ns, :checkpoint_id, :parent_id, :run_id, :type, :checkpoint,
+        :metadata_type, :metadata, :channels, :created_at)
+ON CONFLICT (session_id, checkpoint_ns, checkpoint_id) DO UPDATE
+SET parent_id = excluded.parent_id, run_id = excluded.run_id, type = excluded.type,
+    checkpoint = excluded.checkpoint, metadata_type = excluded.metadata_type,
+    metadata = excluded.metadata, channels = excluded.channels;
+
+-- name: upsert_checkpoint_blob
+INSERT INTO checkpoint_blobs (session_id, checkpoint_ns, channel, version, type, value)
+VALUES (:session_id, :checkpoint_ns, :channel, :version, :type, :value)
+ON CONFLICT (session_id, checkpoint_ns, channel, version) DO UPDATE
+SET type = excluded.type, value = excluded.value;
+
+-- name: get_checkpoint_blob
+SELECT type, value FROM checkpoint_blobs
+WHERE session_id = :session_id AND checkpoint_ns = :checkpoint_ns AND channel = :channel
+  AND version = :version;
+
+-- A write of a task is kept as first written, unless it is one of the special writes (an error,
+-- an interrupt: idx < 0), which the newest replaces.
+-- name: insert_checkpoint_write
+INSERT INTO checkpoint_writes (session_id, checkpoint_ns, checkpoint_id, task_id, idx, channel,
+                               type, value, task_path)
+VALUES (:session_id, :checkpoint_ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value,
+        :task_path)
+ON CONFLICT (session_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE
+SET channel = excluded.channel, type = excluded.type, value = excluded.value,
+    task_path = excluded.task_path
+WHERE excluded.idx < 0;
+
+-- name: checkpoint_writes
+SELECT task_id, idx, channel, type, value, task_path FROM checkpoint_writes
+WHERE session_id = :session_id AND checkpoint_ns = :checkpoint_ns
+  AND checkpoint_id = :checkpoint_id
+ORDER BY task_path, task_id, idx;
+
+-- Checkpoints newest first: of one session (or every session of the owner), one namespace (or
+-- all), before a checkpoint id (or all), one id (or all).
+-- name: list_checkpoints
+SELECT s.external_key, c.session_id, c.checkpoint_ns, c.checkpoint_id, c.parent_id, c.type,
+       c.checkpoint, c.metadata_type, c.metadata, c.channels
+FROM checkpoints c JOIN sessions s ON s.id = c.session_id
+WHERE s.owner = :owner AND (:session_id IS NULL OR c.session_id = :session_id)
+  AND (:checkpoint_ns IS NULL OR c.checkpoint_ns = :checkpoint_ns)
+  AND (:checkpoint_id IS NULL OR c.checkpoint_id = :checkpoint_id)
+  AND (:before_id IS NULL OR c.checkpoint_id < :before_id)
+ORDER BY c.checkpoint_id DESC LIMIT :limit;
+
+-- name: delete_run_checkpoint_writes
+DELETE FROM checkpoint_writes
+WHERE (session_id, checkpoint_ns, checkpoint_id) IN (
+    SELECT c.session_id, c.checkpoint_ns, c.checkpoint_id
+    FROM checkpoints c JOIN sessions s ON s.id = c.session_id
+    WHERE c.run_id = :run_id AND s.owner = :owner);
+
+-- name: delete_run_checkpoints
+DELETE FROM checkpoints
+WHERE run_id = :run_id AND session_id IN (SELECT id FROM sessions WHERE owner = :owner);
+
+-- Every checkpoint of a session but the newest of each namespace (prune, keep_latest).
+-- name: delete_older_checkpoint_writes
+DELETE FROM checkpoint_writes
+WHERE session_id = :session_id AND checkpoint_id < (
+    SELECT max(c.checkpoint_id) FROM checkpoints c
+    WHERE c.session_id = :session_id AND c.checkpoint_ns = checkpoint_writes.checkpoint_ns);
+
+-- name: delete_older_checkpoints
+DELETE FROM checkpoints
+WHERE session_id = :session_id AND checkpoint_id < (
+    SELECT max(c.checkpoint_id) FROM checkpoints c
+    WHERE c.session_id = :session_id AND c.checkpoint_ns = checkpoints.checkpoint_ns);
+
+-- Blobs no checkpoint of the session names any more.
+-- name: delete_unused_checkpoint_blobs
+DELETE FROM checkpoint_blobs
+WHERE session_id = :session_id AND NOT EXISTS (
+    SELECT 1 FROM checkpoints c, json_each(c.channels) AS v
+    WHERE c.session_id = :session_id AND c.checkpoint_ns = checkpoint_blobs.checkpoint_ns
+      AND v.key = checkpoint_blobs.channel AND v.value = checkpoint_blobs.version);
+
+-- name: delete_session_checkpoints
+DELETE FROM checkpoints WHERE session_id = :id;
+-- name: delete_session_checkpoint_blobs
+DELETE FROM checkpoint_blobs WHERE session_id = :id;
+-- name: delete_session_checkpoint_writes
+DELETE FROM checkpoint_writes WHERE session_id = :id;
+
+-- name: copy_session_checkpoints
+INSERT INTO checkpoints (session_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type,
+                         checkpoint, metadata_type, metadata, channels, created_at)
+SELECT :target, checkpoint_ns, checkpoint_id, parent_id, run_id, type, checkpoint, metadata_type,
+       metadata, channels, created_at
+FROM checkpoints WHERE session_id = :source
+ON CONFLICT DO NOTHING;
+
+-- name: copy_session_checkpoint_writes
+INSERT INTO checkpoint_writes (session_id, checkpoint_ns, checkpoint_id, task_id, idx, channel,
+                               type, value, task_path)
+SELECT :target, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path
+FROM checkpoint_writes WHERE session_id = :source
+ON CONFLICT DO NOTHING;
+
+-- Blobs of a session, to copy (the message ranges among them are rebased on the copy's
+-- conversation).
+-- name: session_checkpoint_blobs
+SELECT checkpoint_ns, channel, version, type, value FROM checkpoint_blobs
+WHERE session_id = :session_id;

@@ -1,0 +1,1 @@
+"""tether under other agent frameworks: each subpackage needs its framework's extra."""
