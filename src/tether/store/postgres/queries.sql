@@ -1021,3 +1021,53 @@ ON CONFLICT DO NOTHING;
 -- name: session_checkpoint_blobs
 SELECT checkpoint_ns, channel, version, type, value FROM checkpoint_blobs
 WHERE session_id = %(session_id)s;
+
+-- db copy: checkpoints of graphs -------------------------------------------------------------
+
+-- name: copy_count_checkpoints
+SELECT count(*) AS n FROM checkpoints;
+
+-- name: copy_page_checkpoints
+SELECT * FROM checkpoints
+WHERE (session_id, checkpoint_ns, checkpoint_id)
+      > (%(after_session_id)s, %(after_checkpoint_ns)s, %(after_checkpoint_id)s)
+ORDER BY session_id, checkpoint_ns, checkpoint_id LIMIT %(limit)s;
+
+-- name: copy_insert_checkpoints
+INSERT INTO checkpoints (session_id, checkpoint_ns, checkpoint_id, parent_id, run_id, type, checkpoint, metadata_type, metadata, channels, created_at)
+VALUES (%(session_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s, %(run_id)s, %(type)s, %(checkpoint)s, %(metadata_type)s, %(metadata)s, %(channels)s::jsonb, %(created_at)s);
+
+-- name: copy_clear_checkpoints
+DELETE FROM checkpoints;
+
+-- name: copy_count_checkpoint_blobs
+SELECT count(*) AS n FROM checkpoint_blobs;
+
+-- name: copy_page_checkpoint_blobs
+SELECT * FROM checkpoint_blobs
+WHERE (session_id, checkpoint_ns, channel, version)
+      > (%(after_session_id)s, %(after_checkpoint_ns)s, %(after_channel)s, %(after_version)s)
+ORDER BY session_id, checkpoint_ns, channel, version LIMIT %(limit)s;
+
+-- name: copy_insert_checkpoint_blobs
+INSERT INTO checkpoint_blobs (session_id, checkpoint_ns, channel, version, type, value)
+VALUES (%(session_id)s, %(checkpoint_ns)s, %(channel)s, %(version)s, %(type)s, %(value)s);
+
+-- name: copy_clear_checkpoint_blobs
+DELETE FROM checkpoint_blobs;
+
+-- name: copy_count_checkpoint_writes
+SELECT count(*) AS n FROM checkpoint_writes;
+
+-- name: copy_page_checkpoint_writes
+SELECT * FROM checkpoint_writes
+WHERE (session_id, checkpoint_ns, checkpoint_id, task_id, idx)
+      > (%(after_session_id)s, %(after_checkpoint_ns)s, %(after_checkpoint_id)s, %(after_task_id)s, %(after_idx)s)
+ORDER BY session_id, checkpoint_ns, checkpoint_id, task_id, idx LIMIT %(limit)s;
+
+-- name: copy_insert_checkpoint_writes
+INSERT INTO checkpoint_writes (session_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path)
+VALUES (%(session_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, %(idx)s, %(channel)s, %(type)s, %(value)s, %(task_path)s);
+
+-- name: copy_clear_checkpoint_writes
+DELETE FROM checkpoint_writes;
