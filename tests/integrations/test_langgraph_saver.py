@@ -180,3 +180,27 @@ def test_a_saver_opened_on_a_path_owns_its_tether(tmp_path: Any) -> None:
         chat(saver).invoke({"messages": [HumanMessage("hi")]}, config("p"))
     with tether.open(tmp_path / "graph.db", worker=False) as tt:
         assert [m.content for m in tt.sessions.get(key="p").messages.list()] == ["hi", "seen 1"]
+
+
+def test_a_read_never_hands_out_the_graphs_own_objects(tt: Tether) -> None:
+    canned = AIMessage("", id="ai1", tool_calls=[{"id": "c", "name": "f", "args": {"q": "x"}}])
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", lambda s: {"messages": [canned]})
+    graph.add_edge(START, "model")
+    graph.add_edge("model", END)
+    compiled = graph.compile(checkpointer=TetherCheckpointSaver(tt))
+    compiled.invoke({"messages": [HumanMessage("q")]}, config("alias"))
+    read = compiled.get_state(config("alias")).values["messages"][-1]
+    assert read == canned and read is not canned
+    read.tool_calls[0]["args"]["q"] = "changed by the reader"
+    assert canned.tool_calls[0]["args"] == {"q": "x"}
+
+
+def test_a_saver_closes_inside_a_running_loop(tmp_path: Any, loop: asyncio.AbstractEventLoop) -> None:
+    saver = TetherCheckpointSaver(str(tmp_path / "closing.db"))
+    assert saver.get_tuple(config("none")) is None  # a synchronous call first
+
+    async def close() -> None:
+        saver.close()
+
+    loop.run_until_complete(close())

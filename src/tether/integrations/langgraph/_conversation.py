@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, message_to_dict, messages_from_dict
@@ -120,14 +121,25 @@ def _walk(ranges: Ranges) -> Any:
 
 
 class Conversations:
-    """The message lists last read or written, per session and namespace, with their ranges."""
+    """The message list last read or written, per session and namespace, with its ranges.
+
+    Each entry keeps two lists of the same messages: the graph's own objects, as last written
+    (to recognise them in the next write), and tether's copies, which reads hand out. A graph's
+    objects are never handed to another reader (a node's or a model's object stays its own),
+    and a write recognises both. Messages are treated as values, as ``add_messages`` treats
+    them: a change is a new message (a new id, or the same id to replace one), not an edit in
+    place of an object read or written before.
+    """
 
     def __init__(self) -> None:
-        self._seen: OrderedDict[tuple[str, str], tuple[Ranges, list[Any]]] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str], tuple[Ranges, list[Any], list[Any]]] = (
+            OrderedDict()
+        )
 
-    def remember(self, session_id: str, ns: str, ranges: Ranges, messages: list[Any]) -> None:
-        key = (session_id, ns)
-        self._seen[key] = (ranges, list(messages))
+    def _remember(
+        self, key: tuple[str, str], ranges: Ranges, written: list[Any], copies: list[Any]
+    ) -> None:
+        self._seen[key] = (ranges, written, copies)
         self._seen.move_to_end(key)
         while len(self._seen) > _REMEMBERED:
             self._seen.popitem(last=False)
@@ -136,32 +148,48 @@ class Conversations:
         for key in [k for k in self._seen if k[0] == session_id]:
             del self._seen[key]
 
-    def split(
-        self, session_id: str, ns: str, value: Any
-    ) -> tuple[Ranges, list[NewMessage]] | None:
-        """(the ranges value shares with the list last seen, the new messages after them), or
-        None when value is not a list of messages this can store."""
+    def split(self, session_id: str, ns: str, value: Any) -> Split | None:
+        """How to store value: the ranges it shares with the list last seen and the new
+        messages after them; None when value is not a list of messages this can store."""
         if not isinstance(value, list) or not all(isinstance(m, BaseMessage) for m in value):
             return None
-        ranges, last = self._seen.get((session_id, ns), ((), []))
-        same, limit = 0, min(len(value), len(last), count(ranges))
-        while same < limit and value[same] is last[same]:
+        ranges, written, copies = self._seen.get((session_id, ns), ((), [], []))
+        same, limit = 0, min(len(value), len(copies))
+        while same < limit and (value[same] is copies[same] or value[same] is written[same]):
             same += 1
         new = [new_message(m) for m in value[same:]]
         if any(m is None for m in new):
             return None
-        return head(ranges, same), [m for m in new if m is not None]
+        return Split(head(ranges, same), [m for m in new if m is not None], same, copies[:same])
+
+    def written(
+        self, session_id: str, ns: str, ranges: Ranges, value: list[Any], split: Split
+    ) -> None:
+        """Remember value, just stored as ranges (as split said)."""
+        copies = [*split.copies, *messages_from_dict([m.item["message"] for m in split.new if m.item])]
+        self._remember((session_id, ns), ranges, list(value), copies)
 
     async def rebuild(self, session_id: str, ns: str, ranges: Ranges, load: Load) -> list[Any]:
-        """The message list ranges hold: the list last seen for what it shares, the rest
+        """The message list ranges hold: the copies last seen for what it shares, the rest
         loaded."""
-        seen_ranges, seen = self._seen.get((session_id, ns), ((), []))
+        seen_ranges, _, seen = self._seen.get((session_id, ns), ((), [], []))
         same = shared(seen_ranges, ranges)
         rest = _tail(ranges, same)
         loaded = from_conversation(await load(rest)) if rest else []
-        messages = [*seen[:same], *loaded]
-        self.remember(session_id, ns, ranges, messages)
-        return messages
+        copies = [*seen[:same], *loaded]
+        self._remember((session_id, ns), ranges, copies, copies)
+        return list(copies)
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A message list to store: the ranges of its first `same` messages, then new ones."""
+
+    ranges: Ranges
+    new: list[NewMessage]
+    same: int
+    #: tether's copies of the first `same` messages.
+    copies: list[Any]
 
 
 def _tail(ranges: Ranges, skip: int) -> Ranges:

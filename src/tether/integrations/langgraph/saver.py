@@ -325,7 +325,7 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
         channel_values: dict[str, Any] = body.pop("channel_values")
         values: list[ChannelValue] = []
         conversation: list[ConversationRanges] = []
-        flat: list[Any] = []
+        flat: tuple[list[Any], _conversation.Split] | None = None
         for channel, version in new_versions.items():
             if channel not in channel_values:
                 values.append(ChannelValue(channel, str(version), _EMPTY, b""))
@@ -341,9 +341,9 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
                 values.append(ChannelValue(channel, str(version), kind, data))
             else:
                 conversation.append(
-                    ConversationRanges(channel, str(version), split[0], tuple(split[1]))
+                    ConversationRanges(channel, str(version), split.ranges, tuple(split.new))
                 )
-                flat = value
+                flat = (value, split)
         full_metadata = get_checkpoint_metadata(config, metadata)
         body_type, body_bytes = self.serde.dumps_typed(body)
         metadata_type, metadata_bytes = self.serde.dumps_typed(full_metadata)
@@ -365,8 +365,9 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
             values,
             conversation,
         )
-        if conversation:
-            self._conversations.remember(session_id, ns, ranges[_conversation.CHANNEL], flat)
+        if flat is not None:
+            stored = ranges[_conversation.CHANNEL]
+            self._conversations.written(session_id, ns, stored, flat[0], flat[1])
 
     async def _put_writes(
         self,
