@@ -196,7 +196,9 @@ def test_a_read_never_hands_out_the_graphs_own_objects(tt: Tether) -> None:
     assert canned.tool_calls[0]["args"] == {"q": "x"}
 
 
-def test_a_saver_closes_inside_a_running_loop(tmp_path: Any, loop: asyncio.AbstractEventLoop) -> None:
+def test_a_saver_closes_inside_a_running_loop(
+    tmp_path: Any, loop: asyncio.AbstractEventLoop
+) -> None:
     saver = TetherCheckpointSaver(str(tmp_path / "closing.db"))
     assert saver.get_tuple(config("none")) is None  # a synchronous call first
 

@@ -42,7 +42,9 @@ def test_items_are_user_memory(tt: Tether) -> None:
 def test_search_filters_and_pages(tt: Tether) -> None:
     store = TetherStore(tt)
     for n in range(6):
-        store.put(("docs", "a" if n % 2 else "b"), f"k{n}", {"n": n, "kind": "odd" if n % 2 else "even"})
+        store.put(
+            ("docs", "a" if n % 2 else "b"), f"k{n}", {"n": n, "kind": "odd" if n % 2 else "even"}
+        )
     store.put(("other",), "x", {"n": 99})
     everything = store.search(("docs",), limit=100)
     assert {i.key for i in everything} == {f"k{n}" for n in range(6)}

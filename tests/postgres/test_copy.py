@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tether.core.api_key import ApiKey
-from tether.core.checkpoint import Checkpoint, ChannelValue, ConversationRanges, PendingWrite
+from tether.core.checkpoint import ChannelValue, Checkpoint, ConversationRanges, PendingWrite
 from tether.core.errors import Conflict
 from tether.core.ids import new_id
 from tether.core.memory import MemoryScope

@@ -129,7 +129,10 @@ class Checkpoints:
             session_id = await self.session_of(thread, create=False)
             if session_id is not None:
                 await self.store.prune_checkpoints(
-                    session_id, owner=self.owner, keep_latest=keep_latest, now=self.service.clock.now()
+                    session_id,
+                    owner=self.owner,
+                    keep_latest=keep_latest,
+                    now=self.service.clock.now(),
                 )
 
     async def copy(self, source: str, target: str) -> None:

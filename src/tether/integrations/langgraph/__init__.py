@@ -12,7 +12,7 @@ from __future__ import annotations
 from tether.core.errors import MissingExtra
 
 try:
-    import langgraph.checkpoint.base  # noqa: F401
+    import langgraph.checkpoint.base
     import langgraph.store.base  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise MissingExtra("tether.integrations.langgraph", "langgraph", exc.name) from exc

@@ -166,7 +166,10 @@ class Conversations:
         self, session_id: str, ns: str, ranges: Ranges, value: list[Any], split: Split
     ) -> None:
         """Remember value, just stored as ranges (as split said)."""
-        copies = [*split.copies, *messages_from_dict([m.item["message"] for m in split.new if m.item])]
+        copies = [
+            *split.copies,
+            *messages_from_dict([m.item["message"] for m in split.new if m.item]),
+        ]
         self._remember((session_id, ns), ranges, list(value), copies)
 
     async def rebuild(self, session_id: str, ns: str, ranges: Ranges, load: Load) -> list[Any]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import random
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -209,7 +210,7 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
         filter: dict[str, Any] | None,
         before: RunnableConfig | None,
         limit: int | None,
-    ) -> list[CheckpointTuple]:
+    ) -> builtins.list[CheckpointTuple]:
         session_id = None
         conf = (config or {}).get("configurable", {})
         if config is not None:
@@ -259,13 +260,11 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
                 values[value.channel] = await self._conversation(cp, value)
             else:
                 values[value.channel] = self.serde.loads_typed((value.type, value.value or b""))
-        writes = sorted(
-            loaded.writes, key=lambda w: writes_sort_key(w.task_path, w.task_id, w.idx)
-        )
+        writes = sorted(loaded.writes, key=lambda w: writes_sort_key(w.task_path, w.task_id, w.idx))
         ids = {"thread_id": cp.thread, "checkpoint_ns": cp.checkpoint_ns}
         return CheckpointTuple(
             config=config or {"configurable": {**ids, "checkpoint_id": cp.checkpoint_id}},
-            checkpoint={**body, "channel_values": values},
+            checkpoint=cast(GraphCheckpoint, {**body, "channel_values": values}),
             metadata=self.serde.loads_typed((cp.metadata_type, cp.metadata)),
             parent_config=(
                 {"configurable": {**ids, "checkpoint_id": cp.parent_id}} if cp.parent_id else None
@@ -276,10 +275,10 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
             ],
         )
 
-    async def _conversation(self, cp: Checkpoint, value: ChannelValue) -> list[Any]:
+    async def _conversation(self, cp: Checkpoint, value: ChannelValue) -> builtins.list[Any]:
         ranges = tuple((int(a), int(b)) for a, b in json.loads(value.value or b"[]"))
 
-        async def load(wanted: _conversation.Ranges) -> list[Message]:
+        async def load(wanted: _conversation.Ranges) -> builtins.list[Message]:
             return await self._checkpoints.messages(cp.session_id, wanted)
 
         return await self._conversations.rebuild(cp.session_id, cp.checkpoint_ns, ranges, load)
@@ -321,11 +320,11 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
     ) -> None:
         conf = config["configurable"]
         ns = conf.get("checkpoint_ns", "")
-        body = dict(checkpoint)
+        body: dict[str, Any] = dict(checkpoint)
         channel_values: dict[str, Any] = body.pop("channel_values")
-        values: list[ChannelValue] = []
-        conversation: list[ConversationRanges] = []
-        flat: tuple[list[Any], _conversation.Split] | None = None
+        values: builtins.list[ChannelValue] = []
+        conversation: builtins.list[ConversationRanges] = []
+        flat: tuple[builtins.list[Any], _conversation.Split] | None = None
         for channel, version in new_versions.items():
             if channel not in channel_values:
                 values.append(ChannelValue(channel, str(version), _EMPTY, b""))

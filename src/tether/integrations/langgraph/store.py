@@ -9,6 +9,7 @@ pages with limit and offset, newest first; there is no vector index: a ``query``
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -91,10 +92,8 @@ class TetherStore(BaseStore):
 
     async def _put(self, op: PutOp) -> None:
         if op.value is None:
-            try:
+            with contextlib.suppress(NotFound):
                 await self._service.delete_user_memory(op.key, namespace=op.namespace)
-            except NotFound:
-                pass
             return
         await self._service.set_user_memory(op.key, op.value, namespace=op.namespace)
 
