@@ -31,8 +31,9 @@ class Checkpoint:
     body: bytes
     metadata_type: str
     metadata: bytes
-    #: {channel: version} of the values the checkpoint holds.
-    channels: dict[str, str]
+    #: {channel: version} of the values the checkpoint holds (a version is a string, or a
+    #: number; its value is stored under its text).
+    channels: dict[str, str | int | float]
     #: The run that made it, if known.
     run_id: str | None = None
 

@@ -53,16 +53,51 @@ Load = Callable[[Ranges], Awaitable[list[Message]]]
 
 
 def new_message(message: BaseMessage) -> NewMessage | None:
-    """The conversation message that stores message, or None if it cannot be stored so."""
+    """The conversation message that stores message, or None if it cannot be stored so. The
+    item leaves out the fields at their defaults, and a text content (the message's own)."""
     data = message_to_dict(message)
     if data.get("type") not in _TYPES:
         return None
-    item = {"type": ITEM_TYPE, "message": data}
+    defaults = _defaults(type(message))
+    fields = {
+        k: v
+        for k, v in data["data"].items()
+        if not (k in defaults and defaults[k] == v) and not (k == "content" and isinstance(v, str))
+    }
+    item = {"type": ITEM_TYPE, "message": {"type": data["type"], "data": fields}}
     try:
         json.dumps(item, allow_nan=False)
     except (TypeError, ValueError):
         return None
     return NewMessage(_ROLES.get(message.type, Role.ASSISTANT), _text(message.content), {}, item)
+
+
+_DEFAULTS: dict[type[BaseMessage], dict[str, Any]] = {}
+
+
+def _defaults(cls: type[BaseMessage]) -> dict[str, Any]:
+    """The default of each field of a message class that has one."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = {}
+        for name, info in cls.model_fields.items():
+            if info.default_factory is not None:
+                found[name] = info.default_factory()  # type: ignore[call-arg]
+            elif not info.is_required():
+                found[name] = info.default
+        _DEFAULTS[cls] = found
+    return found
+
+
+def _stored(item: dict[str, Any] | None, content: str) -> dict[str, Any]:
+    """The message dict an item holds (its content put back when it was left out)."""
+    if item is None or item.get("type") != ITEM_TYPE:
+        raise ValueError("a conversation message that does not hold a graph message")
+    stored = item["message"]
+    data = stored["data"]
+    if "content" not in data:
+        data = {**data, "content": content}
+    return {"type": stored["type"], "data": data}
 
 
 def _text(content: Any) -> str:
@@ -77,15 +112,9 @@ def _text(content: Any) -> str:
     return "\n".join(parts)
 
 
-def from_conversation(messages: Sequence[Message]) -> list[BaseMessage]:
-    """The messages stored in conversation messages (as new_message made them)."""
-    found = []
-    for message in messages:
-        item = message.item or {}
-        if item.get("type") != ITEM_TYPE:
-            raise ValueError(f"conversation message {message.seq} does not hold a graph message")
-        found.append(item["message"])
-    return messages_from_dict(found)
+def from_conversation(messages: Sequence[Message | NewMessage]) -> list[BaseMessage]:
+    """The graph messages conversation messages hold (as new_message made them)."""
+    return messages_from_dict([_stored(m.item, m.content) for m in messages])
 
 
 def count(ranges: Ranges) -> int:
@@ -166,10 +195,7 @@ class Conversations:
         self, session_id: str, ns: str, ranges: Ranges, value: list[Any], split: Split
     ) -> None:
         """Remember value, just stored as ranges (as split said)."""
-        copies = [
-            *split.copies,
-            *messages_from_dict([m.item["message"] for m in split.new if m.item]),
-        ]
+        copies = [*split.copies, *from_conversation(split.new)]
         self._remember((session_id, ns), ranges, list(value), copies)
 
     async def rebuild(self, session_id: str, ns: str, ranges: Ranges, load: Load) -> list[Any]:

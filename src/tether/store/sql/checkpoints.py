@@ -193,11 +193,11 @@ class CheckpointsPart(SessionsPart):
                 session_id=checkpoint.session_id,
                 checkpoint_ns=checkpoint.checkpoint_ns,
                 channel=channel,
-                version=version,
+                version=str(version),
             )
             if row is not None:
                 value = None if row["value"] is None else bytes(row["value"])
-                values.append(ChannelValue(channel, version, row["type"], value))
+                values.append(ChannelValue(channel, str(version), row["type"], value))
         return values
 
     async def delete_checkpoints_of_runs(self, run_ids: Sequence[str], *, owner: str) -> None:

@@ -2,7 +2,7 @@
 -- A checkpoint names, per channel, the version of the channel's value it holds; each value is
 -- stored once per version in checkpoint_blobs, as the serializer's bytes (or, for a graph's
 -- message list, as ranges of the session's conversation). Writes are the pending writes of the
--- tasks of a checkpoint.
+-- tasks of a checkpoint. (WITHOUT ROWID: each row lives in its key's index, stored once.)
 
 CREATE TABLE checkpoints (
     session_id    TEXT NOT NULL,
@@ -18,7 +18,7 @@ CREATE TABLE checkpoints (
     channels      TEXT NOT NULL,
     created_at    INTEGER NOT NULL,
     PRIMARY KEY (session_id, checkpoint_ns, checkpoint_id)
-);
+) WITHOUT ROWID;
 -- Deleting the checkpoints of runs.
 CREATE INDEX checkpoints_by_run ON checkpoints (run_id) WHERE run_id IS NOT NULL;
 
@@ -30,7 +30,7 @@ CREATE TABLE checkpoint_blobs (
     type          TEXT NOT NULL,
     value         BLOB,
     PRIMARY KEY (session_id, checkpoint_ns, channel, version)
-);
+) WITHOUT ROWID;
 
 CREATE TABLE checkpoint_writes (
     session_id    TEXT NOT NULL,
@@ -43,4 +43,4 @@ CREATE TABLE checkpoint_writes (
     value         BLOB,
     task_path     TEXT NOT NULL,
     PRIMARY KEY (session_id, checkpoint_ns, checkpoint_id, task_id, idx)
-);
+) WITHOUT ROWID;
