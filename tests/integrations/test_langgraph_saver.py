@@ -206,3 +206,33 @@ def test_a_saver_closes_inside_a_running_loop(
         saver.close()
 
     loop.run_until_complete(close())
+
+
+def test_copy_prune_and_delete_for_runs(tt: Tether) -> None:
+    saver = TetherCheckpointSaver(tt)
+    graph = chat(saver)
+    graph.invoke({"messages": [HumanMessage("one")]}, config("src"))
+    graph.invoke({"messages": [HumanMessage("two")]}, config("src"))
+
+    saver.copy_thread("src", "dst")
+    copied = chat(TetherCheckpointSaver(tt)).get_state(config("dst")).values["messages"]
+    assert texts(copied) == ["one", "seen 1", "two", "seen 3"]
+    assert len(list(saver.list(config("dst")))) == len(list(saver.list(config("src")))) == 6
+    assert [m.content for m in tt.sessions.get(key="dst").messages.list()] == texts(copied)
+
+    saver.prune(["dst"], strategy="keep_latest")
+    assert len(list(saver.list(config("dst")))) == 1
+    pruned = chat(TetherCheckpointSaver(tt)).get_state(config("dst")).values["messages"]
+    assert texts(pruned) == texts(copied)
+    saver.prune(["dst"], strategy="delete")
+    assert list(saver.list(config("dst"))) == []
+
+    run_id = "3f0e6f36-0000-4000-8000-000000000001"
+    graph.invoke(
+        {"messages": [HumanMessage("three")]}, {**config("src"), "metadata": {"run_id": run_id}}
+    )
+    made = [t for t in saver.list(config("src")) if t.metadata.get("run_id") == run_id]
+    assert made
+    saver.delete_for_runs([run_id])
+    assert all(t.metadata.get("run_id") != run_id for t in saver.list(config("src")))
+    assert len(list(saver.list(config("src")))) == 6
