@@ -86,26 +86,29 @@ TABLES: tuple[Table, ...] = (
     _table("events", "id", "id type owner session_id run_id data created_at", "data"),
     _table("api_keys", "id", "id owner key_hash prefix name created_at revoked_at", ""),
     _table("ui_sessions", "token_hash", "token_hash key_id owner created_at expires_at", ""),
+    _table("checkpoint_threads", "id", "id session_id", "", (0,)),
     _table(
         "checkpoints",
-        "session_id checkpoint_ns checkpoint_id",
-        "session_id checkpoint_ns checkpoint_id parent_id run_id type checkpoint metadata_type "
+        "thread checkpoint_ns checkpoint_id",
+        "thread checkpoint_ns checkpoint_id parent_id run_id type checkpoint metadata_type "
         "metadata channels created_at",
         "channels",
+        (0, "", ""),
     ),
     _table(
         "checkpoint_blobs",
-        "session_id checkpoint_ns channel version",
-        "session_id checkpoint_ns channel version type value",
+        "thread checkpoint_ns channel version",
+        "thread checkpoint_ns channel version type value",
         "",
+        (0, "", "", ""),
     ),
     _table(
         "checkpoint_writes",
-        "session_id checkpoint_ns checkpoint_id task_id idx",
-        "session_id checkpoint_ns checkpoint_id task_id idx channel type value task_path",
+        "thread checkpoint_ns checkpoint_id task_id idx",
+        "thread checkpoint_ns checkpoint_id task_id idx channel type value task_path",
         "",
         # (special writes have negative indexes)
-        ("", "", "", "", -(2**31)),
+        (0, "", "", "", -(2**31)),
     ),
 )
 

@@ -36,8 +36,6 @@ from tether.integrations.langgraph import _conversation
 from tether.integrations.langgraph._bridge import Bridge, Target
 from tether.runtime.checkpoints import Checkpoints
 
-#: The type name of a channel version holding no value (as LangGraph's own savers write it).
-_EMPTY = "empty"
 #: How many checkpoints list() reads at once when it must filter them by metadata.
 _ALL = 2**62
 
@@ -168,12 +166,17 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self._bridge.acall(self._prune(thread_ids, strategy))
 
-    def get_next_version(self, current: str | None, channel: None) -> str:
+    def get_next_version(self, current: str | int | float | None, channel: None) -> str:
         """A counter, then a random tie-break (two forks of one version differ), as LangGraph's
-        own savers make versions, in 21 characters rather than 49 (versions are in every
-        checkpoint, many times)."""
-        number = 0 if current is None else int(str(current).split(".")[0])
-        return f"{number + 1:012}.{random.getrandbits(32):08x}"
+        own savers make versions, in 15 characters rather than 49 (versions are in every
+        checkpoint, several times): 8 base-36 digits (2.8 trillion), then 6 random ones."""
+        if current is None:
+            number = 0
+        elif isinstance(current, int | float):
+            number = int(current)
+        else:
+            number = int(str(current).split(".")[0], 36)
+        return f"{_base36(number + 1):0>8}.{_base36(random.getrandbits(31)):0>6}"
 
     # -- the work ----------------------------------------------------------------------------
 
@@ -257,8 +260,6 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
         body = {**body, "id": cp.checkpoint_id, "channel_versions": dict(cp.channels)}
         values: dict[str, Any] = {}
         for value in loaded.values:
-            if value.type == _EMPTY:
-                continue
             if value.type == CONVERSATION_TYPE:
                 values[value.channel] = await self._conversation(cp, value)
             else:
@@ -333,8 +334,7 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
         flat: tuple[builtins.list[Any], _conversation.Split] | None = None
         for channel, version in new_versions.items():
             if channel not in channel_values:
-                values.append(ChannelValue(channel, str(version), _EMPTY, b""))
-                continue
+                continue  # (a version without a stored value reads as empty)
             value = channel_values[channel]
             split = (
                 self._conversations.split(session_id, ns, value)
@@ -408,3 +408,13 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
         for thread in threads:
             self._forget(thread)
         await self._checkpoints.prune(threads, keep_latest=strategy == "keep_latest")
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        number, digit = divmod(number, 36)
+        text = digits[digit] + text
+        if number == 0:
+            return text

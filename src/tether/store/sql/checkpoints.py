@@ -49,6 +49,7 @@ class CheckpointsPart(SessionsPart):
                 tx, session_id, owner=owner, now=now, add_messages=len(new)
             )
             seq = touched["message_count"] - len(new) + 1
+            await tx.run("ensure_checkpoint_thread", session_id=session_id)
             if new:
                 await self._append_messages(tx, touched, session_id, new, now)
             ranges: dict[str, tuple[tuple[int, int], ...]] = {}
@@ -109,6 +110,7 @@ class CheckpointsPart(SessionsPart):
             return
         async with self._db.write() as tx:
             await self._touch_active(tx, session_id, owner=owner, now=now)
+            await tx.run("ensure_checkpoint_thread", session_id=session_id)
             await tx.many(
                 "insert_checkpoint_write",
                 [
@@ -239,6 +241,7 @@ class CheckpointsPart(SessionsPart):
                 tx, target_id, owner=owner, now=now, add_messages=len(messages)
             )
             offset = touched["message_count"] - len(messages)
+            await tx.run("ensure_checkpoint_thread", session_id=target_id)
             if messages:
                 await self._append_messages(tx, touched, target_id, messages, now)
             rows = []

@@ -324,6 +324,7 @@ class SessionsPart(SqlBase):
                 "delete_session_checkpoint_writes",
                 "delete_session_checkpoint_blobs",
                 "delete_session_checkpoints",
+                "delete_session_checkpoint_thread",
                 "delete_session",
             ):
                 await tx.run(name, id=session_id)
