@@ -236,3 +236,14 @@ def test_copy_prune_and_delete_for_runs(tt: Tether) -> None:
     saver.delete_for_runs([run_id])
     assert all(t.metadata.get("run_id") != run_id for t in saver.list(config("src")))
     assert len(list(saver.list(config("src")))) == 6
+
+
+def test_versions_are_short_and_increase(tt: Tether) -> None:
+    saver = TetherCheckpointSaver(tt)
+    versions = [saver.get_next_version(None, None)]
+    for _ in range(40):
+        versions.append(saver.get_next_version(versions[-1], None))
+    assert versions == sorted(versions) and len(set(versions)) == len(versions)
+    assert {len(v) for v in versions} == {15}
+    assert saver.get_next_version(35, None) < saver.get_next_version(36, None)
+    assert saver.get_next_version(45, None).startswith("0000001a.")  # 46 in base 36
