@@ -17,12 +17,12 @@ from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
 
 import tether  # noqa: E402
-from tether.core.checkpoint import CONVERSATION_TYPE  # noqa: E402
 from tether.core.message import Role  # noqa: E402
 from tether.integrations.langgraph import TetherCheckpointSaver  # noqa: E402
 from tether.runtime.checkpoints import Checkpoints  # noqa: E402
 from tether.runtime.facade import Tether  # noqa: E402
 from tether.runtime.service import Service  # noqa: E402
+from tether.store.checkpoint import CONVERSATION_TYPE  # noqa: E402
 
 from ..support import Backend  # noqa: E402
 

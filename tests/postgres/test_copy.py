@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from tether.core.api_key import ApiKey
-from tether.core.checkpoint import ChannelValue, Checkpoint, ConversationRanges, PendingWrite
 from tether.core.errors import Conflict
 from tether.core.ids import new_id
 from tether.core.memory import MemoryScope
@@ -23,6 +22,7 @@ from tether.runtime.checkpoints import Checkpoints
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 from tether.store.base import Store
+from tether.store.checkpoint import ChannelValue, Checkpoint, ConversationRanges, PendingWrite
 from tether.store.copy import TABLES, copy_url
 from tether.store.factory import open_store
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tether.core.checkpoint import (
+from tether.core.message import Message
+from tether.runtime import limits
+from tether.runtime.service import Service
+from tether.store.checkpoint import (
     ChannelValue,
     Checkpoint,
     ConversationRanges,
     LoadedCheckpoint,
     PendingWrite,
 )
-from tether.core.message import Message
-from tether.runtime import limits
-from tether.runtime.service import Service
 
 
 class Checkpoints:

@@ -21,13 +21,6 @@ from enum import Enum
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from tether.core.api_key import ApiKey
-from tether.core.checkpoint import (
-    ChannelValue,
-    Checkpoint,
-    ConversationRanges,
-    LoadedCheckpoint,
-    PendingWrite,
-)
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, NewMessage, Role
@@ -38,6 +31,13 @@ from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
 from tether.store.changes import ChangeFeed
+from tether.store.checkpoint import (
+    ChannelValue,
+    Checkpoint,
+    ConversationRanges,
+    LoadedCheckpoint,
+    PendingWrite,
+)
 
 
 class _Unset(Enum):

@@ -22,7 +22,12 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.base import Checkpoint as GraphCheckpoint
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from tether.core.checkpoint import (
+from tether.core.errors import NotFound, UsageError
+from tether.core.message import Message
+from tether.integrations.langgraph import _conversation
+from tether.integrations.langgraph._bridge import Bridge, Target
+from tether.runtime.checkpoints import Checkpoints
+from tether.store.checkpoint import (
     CONVERSATION_TYPE,
     ChannelValue,
     Checkpoint,
@@ -30,11 +35,6 @@ from tether.core.checkpoint import (
     LoadedCheckpoint,
     PendingWrite,
 )
-from tether.core.errors import NotFound, UsageError
-from tether.core.message import Message
-from tether.integrations.langgraph import _conversation
-from tether.integrations.langgraph._bridge import Bridge, Target
-from tether.runtime.checkpoints import Checkpoints
 
 #: How many checkpoints list() reads at once when it must filter them by metadata.
 _ALL = 2**62

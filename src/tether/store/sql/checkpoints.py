@@ -1,4 +1,4 @@
-"""Checkpoints of graphs (core.checkpoint), for the SQL stores."""
+"""Checkpoints of graphs (store.checkpoint), for the SQL stores."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from tether.core.checkpoint import (
+from tether.core.message import Message, NewMessage
+from tether.store.checkpoint import (
     CONVERSATION_TYPE,
     ChannelValue,
     Checkpoint,
@@ -16,7 +17,6 @@ from tether.core.checkpoint import (
     PendingWrite,
     merge_ranges,
 )
-from tether.core.message import Message, NewMessage
 from tether.store.sql.database import ReadTx, Row
 from tether.store.sql.rows import message_from_row, to_us
 from tether.store.sql.sessions import SessionsPart

@@ -1,4 +1,5 @@
-"""Checkpoints of graphs run in a session, as the store keeps them (values only).
+"""Checkpoints of graphs run in a session, as the store keeps them (values only; binary, so
+they live here rather than among core's JSON records).
 
 A checkpoint belongs to a session (its thread) and a namespace (a subgraph's, or "" for the
 graph itself). Its body and metadata are the bytes a serializer gave, with the serializer's
