@@ -119,6 +119,8 @@ class System:
     durability = ""
     synchronous = "FULL"  # which bare insert its append is compared with
     lists_sessions = True
+    #: The SQLite file whose growth per append is measured (rows that set it).
+    path: Path | None = None
 
     def open(self, folder: Path) -> Any:
         raise NotImplementedError
@@ -513,7 +515,8 @@ class LangGraphSqlite(System):
         from langgraph.checkpoint.sqlite import SqliteSaver
         from langgraph.graph import END, START, MessagesState, StateGraph
 
-        self.conn = sqlite3.connect(folder / "langgraph.db", check_same_thread=False)
+        self.path = folder / "langgraph.db"
+        self.conn = sqlite3.connect(self.path, check_same_thread=False)
         saver = SqliteSaver(self.conn)
         saver.setup()
         graph = StateGraph(MessagesState)
@@ -603,7 +606,8 @@ class TetherLangGraphSaver(LangGraphSqlite):
             TetherCheckpointSaver,
         )
 
-        self.tt = tether.open(folder / "tether-langgraph.db", owner=OWNER, worker=False)
+        self.path = folder / "tether-langgraph.db"
+        self.tt = tether.open(self.path, owner=OWNER, worker=False)
         graph = StateGraph(MessagesState)
         graph.add_node("remember", lambda state: {})
         graph.add_edge(START, "remember")
@@ -630,6 +634,8 @@ class Row:
     system: System
     samples: dict[tuple[str, int], list[float]] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    #: Bytes the database grew by per timed append, by H (rows whose system has a path).
+    growth: dict[int, float] = field(default_factory=dict)
 
     def add(self, op: str, size: int, seconds: float) -> None:
         self.samples.setdefault((op, size), []).append(seconds)
@@ -696,6 +702,7 @@ def measure(
         _settle_heap()
 
         log.print(f"H = {size:,}: append, newest {NEWEST}, whole conversation …")
+        before = {i: used_bytes(r.system.path) for i, r in enumerate(rows) if r.system.path}
         interleave(
             loop,
             [
@@ -705,6 +712,10 @@ def measure(
             args.appends,
             args.budget,
         )
+        for i, start in before.items():
+            row, done = rows[i], len(rows[i].samples.get(("append", size), []))
+            if done:
+                row.growth[size] = (used_bytes(row.system.path) - start) / done
         interleave(
             loop,
             [
@@ -749,6 +760,17 @@ def measure(
         args.sessions,
         args.budget,
     )
+
+
+def used_bytes(path: Path | None) -> int:
+    """The bytes of a SQLite database's pages in use (its free pages left out), as committed
+    (the write-ahead log included)."""
+    assert path is not None
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+    return int((pages - free) * size)
 
 
 def _settle_heap() -> None:
@@ -829,7 +851,48 @@ def report(rows: list[Row], args: argparse.Namespace, console: Console) -> dict[
             table.add_row(system.name, system.durability, *cells)
         console.print(table)
     _speedups(rows, args, console)
+    _growth(rows, args, console, results)
     return results
+
+
+def _growth(
+    rows: list[Row], args: argparse.Namespace, console: Console, results: dict[str, Any]
+) -> None:
+    """Database growth per appended message, and tether's LangGraph adapter against
+    SqliteSaver (append time and growth), by H."""
+    measured = [r for r in rows if r.growth]
+    if not measured:
+        return
+    table = Table(title="database growth per appended message (bytes)", title_justify="left")
+    table.add_column("system")
+    for size in args.sizes:
+        table.add_column(f"H = {size:,}", justify="right")
+    for row in measured:
+        cells = [f"{row.growth[s]:,.0f}" if s in row.growth else "—" for s in args.sizes]
+        table.add_row(row.system.name, *cells)
+        for size, grown in row.growth.items():
+            results["rows"][row.system.name][f"growth @ {size}"] = grown
+    console.print(table)
+    ours = next((r for r in rows if isinstance(r.system, TetherLangGraphSaver)), None)
+    theirs = next((r for r in rows if type(r.system) is LangGraphSqlite), None)
+    if ours is None or theirs is None:
+        return
+    table = Table(
+        title="LangGraph: TetherCheckpointSaver against SqliteSaver (their / ours)",
+        title_justify="left",
+    )
+    table.add_column("")
+    for size in args.sizes:
+        table.add_column(f"H = {size:,}", justify="right")
+    times, growths = [], []
+    for size in args.sizes:
+        a, b = theirs.median("append", size), ours.median("append", size)
+        times.append("—" if not a or not b else f"{a / b:.1f}x faster")
+        g, h = theirs.growth.get(size), ours.growth.get(size)
+        growths.append("—" if g is None or not h else f"{g / h:,.0f}x smaller")
+    table.add_row("append", *times)
+    table.add_row("growth per message", *growths)
+    console.print(table)
 
 
 def _speedups(rows: list[Row], args: argparse.Namespace, console: Console) -> None:

@@ -15,11 +15,14 @@ from tether.core.api_key import ApiKey
 from tether.core.errors import Conflict, StoreError
 from tether.core.ids import new_id
 from tether.core.memory import MemoryScope
-from tether.core.message import Role
+from tether.core.message import NewMessage, Role
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
+from tether.runtime.checkpoints import Checkpoints
+from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 from tether.store.base import Store
+from tether.store.checkpoint import ChannelValue, Checkpoint, ConversationRanges, PendingWrite
 from tether.store.copy import NOT_COPIED, TABLES, copy_url
 from tether.store.factory import open_store
 
@@ -76,6 +79,7 @@ async def _populate(url: str) -> None:
                 now=svc.clock.now(),
             )
             await svc.promote_memory(waiting.id, "hypothesis")
+        await _checkpoints(svc)
         await svc.set_user_memory("tone", "brief", namespace=("prefs", "style"))
         await svc.set_app_memory("shop", "currency", {"code": "EUR", "rate": 1.0})
         key = ApiKey(id=new_id(), owner="alice", prefix="tt_abc", created_at=svc.clock.now())
@@ -91,6 +95,41 @@ async def _populate(url: str) -> None:
     finally:
         await worker.stop(grace=1.0)
         await store.close()
+
+
+async def _checkpoints(svc: Service) -> None:
+    """A graph's checkpoints: binary values, a conversation value, writes (one special)."""
+    checkpoints = Checkpoints(svc)
+    thread = "graph thread ✓"
+    session_id = await checkpoints.session_of(thread, create=True)
+    assert session_id is not None
+    checkpoint = Checkpoint(
+        thread=thread,
+        session_id=session_id,
+        checkpoint_ns="",
+        checkpoint_id="1",
+        parent_id=None,
+        type="msgpack",
+        body=b"\x00\xffbody",
+        metadata_type="msgpack",
+        metadata=b"\x81meta",
+        channels={"messages": "1", "count": "1"},
+        run_id="a run",
+    )
+    await checkpoints.put(
+        checkpoint,
+        [ChannelValue("count", "1", "msgpack", b"\x00\x01")],
+        [ConversationRanges("messages", "1", (), (NewMessage(Role.USER, "hi"),))],
+    )
+    await checkpoints.put_writes(
+        session_id,
+        "",
+        "1",
+        [
+            PendingWrite("task", 0, "count", "msgpack", b"\x02", "~path"),
+            PendingWrite("task", -3, "__interrupt__", "msgpack", b"\x03"),
+        ],
+    )
 
 
 async def _views(url: str) -> list[object]:

@@ -1,1 +1,2 @@
-"""Session stores for agent frameworks, backed by tether (each needs its framework's extra)."""
+"""tether under other agent frameworks (session stores, checkpointers): each module needs its
+framework's extra."""

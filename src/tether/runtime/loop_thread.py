@@ -114,7 +114,9 @@ class CallerLoops:
         """Close every loop that is not running a call at this moment."""
         with self._lock:
             loops, self._loops = self._loops, []
+        inside_a_loop = asyncio._get_running_loop() is not None
         for loop in loops:
             if not loop.is_running() and not loop.is_closed():
-                loop.run_until_complete(loop.shutdown_default_executor())
+                if not inside_a_loop:  # (a loop cannot run inside another)
+                    loop.run_until_complete(loop.shutdown_default_executor())
                 loop.close()

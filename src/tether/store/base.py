@@ -31,6 +31,13 @@ from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
 from tether.store.changes import ChangeFeed
+from tether.store.checkpoint import (
+    ChannelValue,
+    Checkpoint,
+    ConversationRanges,
+    LoadedCheckpoint,
+    PendingWrite,
+)
 
 
 class _Unset(Enum):
@@ -602,3 +609,59 @@ class Store(Protocol):
 
     async def end_ui_session(self, token_hash: str) -> None:
         """End a UI session (idempotent)."""
+
+    # -- checkpoints of graphs -----------------------------------------------------------------
+
+    async def put_checkpoint(
+        self,
+        checkpoint: Checkpoint,
+        *,
+        owner: str | None,
+        now: datetime,
+        values: Sequence[ChannelValue] = (),
+        conversation: Sequence[ConversationRanges] = (),
+    ) -> dict[str, tuple[tuple[int, int], ...]]:
+        """Store a checkpoint of an active session (replacing one with the same ids) with the
+        channel values it brings; the new messages of its conversation values join the
+        session's conversation in the same transaction. The ranges each conversation value
+        holds in the end, by channel."""
+
+    async def put_checkpoint_writes(
+        self,
+        *,
+        session_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        writes: Sequence[PendingWrite],
+        owner: str | None,
+        now: datetime,
+    ) -> None:
+        """Store pending writes of a checkpoint: a stored one is kept, a special one (idx < 0)
+        replaced."""
+
+    async def load_checkpoints(
+        self,
+        *,
+        owner: str,
+        session_id: str | None = None,
+        checkpoint_ns: str | None = None,
+        checkpoint_id: str | None = None,
+        before_id: str | None = None,
+        limit: int = 1,
+        with_values: bool = True,
+    ) -> list[LoadedCheckpoint]:
+        """The owner's checkpoints, newest id first, narrowed by the arguments given, with their
+        channel values and pending writes (unless not with_values)."""
+
+    async def delete_checkpoints_of_runs(self, run_ids: Sequence[str], *, owner: str) -> None:
+        """Delete the owner's checkpoints made by these runs, with their writes."""
+
+    async def prune_checkpoints(
+        self, session_id: str, *, owner: str, keep_latest: bool, now: datetime
+    ) -> None:
+        """Delete a session's checkpoints (all, or all but the newest of each namespace)."""
+
+    async def copy_checkpoints(
+        self, source_id: str, target_id: str, *, owner: str, now: datetime
+    ) -> None:
+        """Copy one session's checkpoints into another, with the conversation they hold."""

@@ -39,9 +39,12 @@ class Table:
     before_first: tuple[Any, ...]
 
 
-def _table(name: str, key: str, columns: str, json_columns: str) -> Table:
+def _table(
+    name: str, key: str, columns: str, json_columns: str, first: tuple[Any, ...] | None = None
+) -> Table:
     keys = tuple(key.split())
-    first = (0,) if name == "events" else ("",) * len(keys)
+    if first is None:
+        first = (0,) if name == "events" else ("",) * len(keys)
     return Table(name, keys, tuple(columns.split()), frozenset(json_columns.split()), first)
 
 
@@ -90,6 +93,30 @@ TABLES: tuple[Table, ...] = (
     _table("events", "id", "id type owner session_id run_id data created_at", "data"),
     _table("api_keys", "id", "id owner key_hash prefix name created_at revoked_at", ""),
     _table("ui_sessions", "token_hash", "token_hash key_id owner created_at expires_at", ""),
+    _table("checkpoint_threads", "id", "id session_id", "", (0,)),
+    _table(
+        "checkpoints",
+        "thread checkpoint_ns checkpoint_id",
+        "thread checkpoint_ns checkpoint_id parent_id run_id type checkpoint metadata_type "
+        "metadata channels created_at",
+        "channels",
+        (0, "", ""),
+    ),
+    _table(
+        "checkpoint_blobs",
+        "thread checkpoint_ns channel version",
+        "thread checkpoint_ns channel version type value",
+        "",
+        (0, "", "", ""),
+    ),
+    _table(
+        "checkpoint_writes",
+        "thread checkpoint_ns checkpoint_id task_id idx",
+        "thread checkpoint_ns checkpoint_id task_id idx channel type value task_path",
+        "",
+        # (special writes have negative indexes)
+        (0, "", "", "", -(2**31)),
+    ),
 )
 
 #: (phase, table, rows done, rows in the table); phase is "copy" or "verify".
@@ -280,6 +307,15 @@ async def _digest(
 
 def canonical_row(db: Database, table: Table, row: Row) -> bytes:
     """One row as canonical JSON: columns in table order, JSON columns parsed."""
-    values = [db.load_json(row[c]) if c in table.json else row[c] for c in table.columns]
+    values = [_canonical(db, row[c], c in table.json) for c in table.columns]
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return text.encode() + b"\n"
+
+
+def _canonical(db: Database, value: Any, is_json: bool) -> Any:
+    """A column's value as canonical JSON takes it: JSON parsed, binary as hex."""
+    if is_json:
+        return db.load_json(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"hex": bytes(value).hex()}
+    return value

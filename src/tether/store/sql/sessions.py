@@ -20,7 +20,7 @@ from tether.store.base import UNSET, SessionSort, Unset
 from tether.store.changes import session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.common import SqlBase
-from tether.store.sql.database import Tx
+from tether.store.sql.database import Row, Tx
 from tether.store.sql.rows import (
     event_from_row,
     join_namespace,
@@ -326,6 +326,10 @@ class SessionsPart(SqlBase):
                 "delete_session_steps",
                 "delete_session_messages",
                 "delete_session_runs",
+                "delete_session_checkpoint_writes",
+                "delete_session_checkpoint_blobs",
+                "delete_session_checkpoints",
+                "delete_session_checkpoint_thread",
                 "delete_session",
             ):
                 await tx.run(name, id=session_id)
@@ -380,30 +384,37 @@ class SessionsPart(SqlBase):
                 await self._set_memory(tx, write, session_id, touched["owner"], now)
             if not messages:
                 return []
-            first = touched["message_count"] - len(messages) + 1
-            added = [
-                Message(
-                    id=new_id(),
-                    session_id=session_id,
-                    seq=first + n,
-                    role=new.role,
-                    content=new.content,
-                    created_at=now,
-                    metadata=new.metadata,
-                    item=new.item,
-                )
-                for n, new in enumerate(messages)
-            ]
-            await tx.many("insert_message", [self._message_row(m) for m in added])
-            at = to_iso(now)
-            await self._events(
-                tx,
-                EventType.MESSAGE_ADDED,
-                owner=touched["owner"],
-                now=now,
+            return await self._append_messages(tx, touched, session_id, messages, now)
+
+    async def _append_messages(
+        self, tx: Tx, touched: Row, session_id: str, messages: Sequence[NewMessage], now: datetime
+    ) -> list[Message]:
+        """Insert messages (already counted by _touch_active, whose row touched is) with their
+        events, inside tx."""
+        first = touched["message_count"] - len(messages) + 1
+        added = [
+            Message(
+                id=new_id(),
                 session_id=session_id,
-                data=[{"message": message_data(m, at)} for m in added],
+                seq=first + n,
+                role=new.role,
+                content=new.content,
+                created_at=now,
+                metadata=new.metadata,
+                item=new.item,
             )
+            for n, new in enumerate(messages)
+        ]
+        await tx.many("insert_message", [self._message_row(m) for m in added])
+        at = to_iso(now)
+        await self._events(
+            tx,
+            EventType.MESSAGE_ADDED,
+            owner=touched["owner"],
+            now=now,
+            session_id=session_id,
+            data=[{"message": message_data(m, at)} for m in added],
+        )
         return added
 
     async def _set_memory(

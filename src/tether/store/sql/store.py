@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tether.store.sql.checkpoints import CheckpointsPart
 from tether.store.sql.gauges import GaugesPart
 from tether.store.sql.keys import KeysPart
 from tether.store.sql.memory import MemoryPart
@@ -10,7 +11,9 @@ from tether.store.sql.routing import RoutingPart
 from tether.store.sql.steps import StepsPart
 
 
-class SqlStore(RoutingPart, StepsPart, MemoryPart, KeysPart, GaugesPart, RetentionPart):
+class SqlStore(
+    RoutingPart, StepsPart, CheckpointsPart, MemoryPart, KeysPart, GaugesPart, RetentionPart
+):
     """Every Store operation; SQL text and connections come from the backend's Database."""
 
     async def schema_version(self) -> int:

@@ -987,3 +987,203 @@ SELECT * FROM memory WHERE session_id = :id ORDER BY scope, scope_id, namespace,
 
 -- name: archive_events
 SELECT * FROM events WHERE session_id = :id ORDER BY id;
+-- checkpoints of graphs (tether.integrations.langgraph) ----------------------------------------
+-- A session's checkpoint rows carry its thread number (checkpoint_threads), made on its first.
+
+-- name: ensure_checkpoint_thread
+INSERT INTO checkpoint_threads (session_id) VALUES (:session_id)
+ON CONFLICT (session_id) DO NOTHING;
+
+-- name: upsert_checkpoint
+INSERT INTO checkpoints (thread, checkpoint_ns, checkpoint_id, parent_id, run_id, type,
+                         checkpoint, metadata_type, metadata, channels, created_at)
+VALUES ((SELECT id FROM checkpoint_threads WHERE session_id = :session_id),
+        :checkpoint_ns, :checkpoint_id, :parent_id, :run_id, :type, :checkpoint,
+        :metadata_type, :metadata, :channels, :created_at)
+ON CONFLICT (thread, checkpoint_ns, checkpoint_id) DO UPDATE
+SET parent_id = excluded.parent_id, run_id = excluded.run_id, type = excluded.type,
+    checkpoint = excluded.checkpoint, metadata_type = excluded.metadata_type,
+    metadata = excluded.metadata, channels = excluded.channels;
+
+-- name: upsert_checkpoint_blob
+INSERT INTO checkpoint_blobs (thread, checkpoint_ns, channel, version, type, value)
+VALUES ((SELECT id FROM checkpoint_threads WHERE session_id = :session_id),
+        :checkpoint_ns, :channel, :version, :type, :value)
+ON CONFLICT (thread, checkpoint_ns, channel, version) DO UPDATE
+SET type = excluded.type, value = excluded.value;
+
+-- name: get_checkpoint_blob
+SELECT type, value FROM checkpoint_blobs
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :session_id)
+  AND checkpoint_ns = :checkpoint_ns AND channel = :channel AND version = :version;
+
+-- A write of a task is kept as first written, unless it is one of the special writes (an error,
+-- an interrupt: idx < 0), which the newest replaces.
+-- name: insert_checkpoint_write
+INSERT INTO checkpoint_writes (thread, checkpoint_ns, checkpoint_id, task_id, idx, channel,
+                               type, value, task_path)
+VALUES ((SELECT id FROM checkpoint_threads WHERE session_id = :session_id),
+        :checkpoint_ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :task_path)
+ON CONFLICT (thread, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE
+SET channel = excluded.channel, type = excluded.type, value = excluded.value,
+    task_path = excluded.task_path
+WHERE excluded.idx < 0;
+
+-- name: checkpoint_writes
+SELECT task_id, idx, channel, type, value, task_path FROM checkpoint_writes
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :session_id)
+  AND checkpoint_ns = :checkpoint_ns AND checkpoint_id = :checkpoint_id
+ORDER BY task_path, task_id, idx;
+
+-- Checkpoints newest first: of one session (or every session of the owner), one namespace (or
+-- all), before a checkpoint id (or all), one id (or all).
+-- name: list_checkpoints
+SELECT s.external_key, t.session_id, c.checkpoint_ns, c.checkpoint_id, c.parent_id, c.type,
+       c.checkpoint, c.metadata_type, c.metadata, c.channels
+FROM checkpoints c
+JOIN checkpoint_threads t ON t.id = c.thread
+JOIN sessions s ON s.id = t.session_id
+WHERE s.owner = :owner AND (:session_id IS NULL OR t.session_id = :session_id)
+  AND (:checkpoint_ns IS NULL OR c.checkpoint_ns = :checkpoint_ns)
+  AND (:checkpoint_id IS NULL OR c.checkpoint_id = :checkpoint_id)
+  AND (:before_id IS NULL OR c.checkpoint_id < :before_id)
+ORDER BY c.checkpoint_id DESC LIMIT :limit;
+
+-- name: delete_run_checkpoint_writes
+DELETE FROM checkpoint_writes
+WHERE (thread, checkpoint_ns, checkpoint_id) IN (
+    SELECT c.thread, c.checkpoint_ns, c.checkpoint_id
+    FROM checkpoints c
+    JOIN checkpoint_threads t ON t.id = c.thread
+    JOIN sessions s ON s.id = t.session_id
+    WHERE c.run_id = :run_id AND s.owner = :owner);
+
+-- name: delete_run_checkpoints
+DELETE FROM checkpoints
+WHERE run_id = :run_id AND thread IN (
+    SELECT t.id FROM checkpoint_threads t JOIN sessions s ON s.id = t.session_id
+    WHERE s.owner = :owner);
+
+-- Every checkpoint of a session but the newest of each namespace (prune, keep_latest).
+-- name: delete_older_checkpoint_writes
+DELETE FROM checkpoint_writes
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :session_id) AND checkpoint_id < (
+    SELECT max(c.checkpoint_id) FROM checkpoints c
+    WHERE c.thread = checkpoint_writes.thread
+      AND c.checkpoint_ns = checkpoint_writes.checkpoint_ns);
+
+-- name: delete_older_checkpoints
+DELETE FROM checkpoints
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :session_id) AND checkpoint_id < (
+    SELECT max(c.checkpoint_id) FROM checkpoints c
+    WHERE c.thread = checkpoints.thread AND c.checkpoint_ns = checkpoints.checkpoint_ns);
+
+-- Blobs no checkpoint of the session names any more.
+-- name: delete_unused_checkpoint_blobs
+DELETE FROM checkpoint_blobs
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :session_id) AND NOT EXISTS (
+    SELECT 1 FROM checkpoints c, json_each(c.channels) AS v
+    WHERE c.thread = checkpoint_blobs.thread
+      AND c.checkpoint_ns = checkpoint_blobs.checkpoint_ns
+      AND v.key = checkpoint_blobs.channel AND CAST(v.value AS TEXT) = checkpoint_blobs.version);
+
+-- name: delete_session_checkpoints
+DELETE FROM checkpoints
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :id);
+-- name: delete_session_checkpoint_blobs
+DELETE FROM checkpoint_blobs
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :id);
+-- name: delete_session_checkpoint_writes
+DELETE FROM checkpoint_writes
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :id);
+-- name: delete_session_checkpoint_thread
+DELETE FROM checkpoint_threads WHERE session_id = :id;
+
+-- name: copy_session_checkpoints
+INSERT INTO checkpoints (thread, checkpoint_ns, checkpoint_id, parent_id, run_id, type,
+                         checkpoint, metadata_type, metadata, channels, created_at)
+SELECT (SELECT id FROM checkpoint_threads WHERE session_id = :target), checkpoint_ns,
+       checkpoint_id, parent_id, run_id, type, checkpoint, metadata_type, metadata, channels,
+       created_at
+FROM checkpoints WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :source)
+ON CONFLICT DO NOTHING;
+
+-- name: copy_session_checkpoint_writes
+INSERT INTO checkpoint_writes (thread, checkpoint_ns, checkpoint_id, task_id, idx, channel,
+                               type, value, task_path)
+SELECT (SELECT id FROM checkpoint_threads WHERE session_id = :target), checkpoint_ns,
+       checkpoint_id, task_id, idx, channel, type, value, task_path
+FROM checkpoint_writes
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :source)
+ON CONFLICT DO NOTHING;
+
+-- Blobs of a session, to copy (the message ranges among them are rebased on the copy's
+-- conversation).
+-- name: session_checkpoint_blobs
+SELECT checkpoint_ns, channel, version, type, value FROM checkpoint_blobs
+WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :session_id);
+
+-- db copy: checkpoints of graphs -------------------------------------------------------------
+
+-- name: copy_count_checkpoint_threads
+SELECT count(*) AS n FROM checkpoint_threads;
+
+-- name: copy_page_checkpoint_threads
+SELECT * FROM checkpoint_threads
+WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_checkpoint_threads
+INSERT INTO checkpoint_threads (id, session_id)
+VALUES (:id, :session_id);
+
+-- name: copy_clear_checkpoint_threads
+DELETE FROM checkpoint_threads;
+
+-- name: copy_count_checkpoints
+SELECT count(*) AS n FROM checkpoints;
+
+-- name: copy_page_checkpoints
+SELECT * FROM checkpoints
+WHERE (thread, checkpoint_ns, checkpoint_id)
+      > (:after_thread, :after_checkpoint_ns, :after_checkpoint_id)
+ORDER BY thread, checkpoint_ns, checkpoint_id LIMIT :limit;
+
+-- name: copy_insert_checkpoints
+INSERT INTO checkpoints (thread, checkpoint_ns, checkpoint_id, parent_id, run_id, type, checkpoint, metadata_type, metadata, channels, created_at)
+VALUES (:thread, :checkpoint_ns, :checkpoint_id, :parent_id, :run_id, :type, :checkpoint, :metadata_type, :metadata, :channels, :created_at);
+
+-- name: copy_clear_checkpoints
+DELETE FROM checkpoints;
+
+-- name: copy_count_checkpoint_blobs
+SELECT count(*) AS n FROM checkpoint_blobs;
+
+-- name: copy_page_checkpoint_blobs
+SELECT * FROM checkpoint_blobs
+WHERE (thread, checkpoint_ns, channel, version)
+      > (:after_thread, :after_checkpoint_ns, :after_channel, :after_version)
+ORDER BY thread, checkpoint_ns, channel, version LIMIT :limit;
+
+-- name: copy_insert_checkpoint_blobs
+INSERT INTO checkpoint_blobs (thread, checkpoint_ns, channel, version, type, value)
+VALUES (:thread, :checkpoint_ns, :channel, :version, :type, :value);
+
+-- name: copy_clear_checkpoint_blobs
+DELETE FROM checkpoint_blobs;
+
+-- name: copy_count_checkpoint_writes
+SELECT count(*) AS n FROM checkpoint_writes;
+
+-- name: copy_page_checkpoint_writes
+SELECT * FROM checkpoint_writes
+WHERE (thread, checkpoint_ns, checkpoint_id, task_id, idx)
+      > (:after_thread, :after_checkpoint_ns, :after_checkpoint_id, :after_task_id, :after_idx)
+ORDER BY thread, checkpoint_ns, checkpoint_id, task_id, idx LIMIT :limit;
+
+-- name: copy_insert_checkpoint_writes
+INSERT INTO checkpoint_writes (thread, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path)
+VALUES (:thread, :checkpoint_ns, :checkpoint_id, :task_id, :idx, :channel, :type, :value, :task_path);
+
+-- name: copy_clear_checkpoint_writes
+DELETE FROM checkpoint_writes;

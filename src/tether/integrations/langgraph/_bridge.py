@@ -1,0 +1,53 @@
+"""The tether a LangGraph adapter works on, and how its sync and async methods call it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tether.core.errors import UsageError
+from tether.runtime.facade import Tether
+from tether.runtime.facade import open as open_tether
+from tether.runtime.service import Service
+
+T = TypeVar("T")
+
+#: What an adapter is made from: a database (a SQLite path or a ``postgresql://`` URL) or an
+#: open handle (``tether.open(...)``).
+Target = str | Path | Tether
+
+
+class Bridge:
+    """A tether handle (opened here from a path, or given), its Service, and calls into it."""
+
+    def __init__(self, target: Target, *, owner: str | None = None) -> None:
+        if isinstance(target, Tether):
+            self.tether, self._owned = target, False
+        elif isinstance(target, str | Path):
+            self.tether, self._owned = open_tether(target, owner=owner, worker=False), True
+        else:
+            raise UsageError("give a database path or URL, or a handle from tether.open()")
+        service = self.tether.backend
+        if not isinstance(service, Service):
+            raise UsageError("the LangGraph adapters need a database (tether.open), not a server")
+        self.service = service if owner is None or self._owned else service.for_owner(owner)
+        self._any_loop = service.store.any_loop
+
+    def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run coro to completion for a synchronous caller."""
+        return self.tether._call(coro)
+
+    async def acall(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await coro for an asynchronous caller: on its loop when the store allows, else on
+        the handle's loop thread."""
+        if self._any_loop:
+            return await coro
+        future = asyncio.run_coroutine_threadsafe(coro, self.tether._loop.loop)
+        return await asyncio.wrap_future(future)
+
+    def close(self) -> None:
+        """Close the handle if it was opened here."""
+        if self._owned:
+            self.tether.close()
