@@ -54,7 +54,7 @@ def texts(messages: list[Any]) -> list[str]:
 
 def stored_values(tt: Tether, thread: str) -> list[Any]:
     """Every channel value stored for the thread's checkpoints (as the store keeps them)."""
-    service = tt.backend
+    service = tt.async_backend
     assert isinstance(service, Service)
     checkpoints = Checkpoints(service)
 

@@ -32,8 +32,8 @@ def test_items_are_user_memory(tt: Tether) -> None:
     assert item is not None and item.value == {"value": "brief", "level": 2}
     assert item.namespace == ("prefs", "style") and item.key == "tone"
     # the same item through the library: what the UI and the APIs show
-    found = tt.backend.get_user_memory("tone", namespace=("prefs", "style"))  # type: ignore[attr-defined]
-    assert tt._call(found).value == {"value": "brief", "level": 2}
+    found = tt.backend.get_user_memory("tone", namespace=("prefs", "style"))
+    assert found.value == {"value": "brief", "level": 2}
     store.delete(("prefs", "style"), "tone")
     assert store.get(("prefs", "style"), "tone") is None
     store.delete(("prefs", "style"), "tone")  # deleting what is gone is no error

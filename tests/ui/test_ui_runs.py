@@ -37,14 +37,14 @@ def test_start_a_run_and_watch_it_live(page: Page, server: Server) -> None:
     expect(status).to_have_text("waiting")
     expect(page.locator("#live")).to_contain_text("Live")
     steps = page.locator("#steps .wf-row")
-    expect(steps.locator(".wf-name")).to_have_text(["step 1", "step 2", "step 3", "wait_for_input"])
+    expect(steps.locator(".wf-name")).to_have_text(["step 1", "step 2", "step 3", "for input"])
     expect(steps.nth(3).locator(".badge")).to_have_text("running")
     # It goes on when a person answers (here through the API): the page follows, unreloaded.
     _resume(server, page.url.rsplit("/", 1)[-1], "now")
     expect(status).to_have_text("completed")
     expect(steps.nth(3).locator(".badge")).to_have_text("completed")
     expect(steps.locator(".wf-name")).to_have_text(
-        ["step 1", "step 2", "step 3", "wait_for_input", "assistant_message"]
+        ["step 1", "step 2", "step 3", "for input", "assistant_message"]
     )
     expect(page.locator("#data")).to_contain_text("echo: take your time now")
     expect(page.locator("#live")).to_be_empty()

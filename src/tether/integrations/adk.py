@@ -94,7 +94,7 @@ class TetherSessionService(BaseSessionService):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._owns = not isinstance(db, Tether | AsyncTether | Service)
         if isinstance(db, Tether | AsyncTether):
-            backend: Any = db.backend
+            backend: Any = db.async_backend if isinstance(db, Tether) else db.backend
             if isinstance(db, Tether) and isinstance(backend, Service):
                 self._loop = None if backend.store.any_loop else db._loop.loop
         elif isinstance(db, Service):

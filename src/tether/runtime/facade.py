@@ -73,6 +73,12 @@ class Tether:
         return BlockingBackend(self._backend, self._call, self._loop.iterate)
 
     @property
+    def async_backend(self) -> Backend:
+        """The backend's own async operations (a ``tether.Service`` on a database), for code
+        that awaits them itself, as the framework integrations do."""
+        return self._backend
+
+    @property
     def service(self) -> BlockingBackend:
         """The same as ``backend``."""
         return self.backend

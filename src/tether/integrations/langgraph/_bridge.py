@@ -29,7 +29,7 @@ class Bridge:
             self.tether, self._owned = open_tether(target, owner=owner, worker=False), True
         else:
             raise UsageError("give a database path or URL, or a handle from tether.open()")
-        service = self.tether.backend
+        service = self.tether.async_backend
         if not isinstance(service, Service):
             raise UsageError("the LangGraph adapters need a database (tether.open), not a server")
         self.service = service if owner is None or self._owned else service.for_owner(owner)
