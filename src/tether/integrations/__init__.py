@@ -1,0 +1,3 @@
+"""Adapters that put tether under agent frameworks' own session APIs: keep the framework and
+its agent code, change one line. Each needs its framework's optional extra and is imported only
+when used (``import tether`` imports none of them)."""
