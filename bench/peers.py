@@ -558,7 +558,7 @@ class TetherAgentsSession(AgentsSqlite):
     synchronous = "NORMAL"
 
     async def open(self, folder: Path) -> None:
-        from tether.integrations.openai_agents import TetherSession  # type: ignore[import-not-found]
+        from tether.integrations.openai_agents import TetherSession
 
         self.tt = tether.open(folder / "tether-agents.db", owner=OWNER, worker=False)
         self.cls = lambda key, _path: TetherSession(key, self.tt)

@@ -1,9 +1,9 @@
 """tether under the OpenAI Agents SDK (the ``openai-agents`` extra): change one line.
 
-    from tether.integrations.openai_agents import TetherSession
+from tether.integrations.openai_agents import TetherSession
 
-    session = TetherSession("user_123", "tether.db")   # was: SQLiteSession("user_123", "conv.db")
-    result = await Runner.run(agent, "Hello", session=session)
+session = TetherSession("user_123", "tether.db")   # was: SQLiteSession("user_123", "conv.db")
+result = await Runner.run(agent, "Hello", session=session)
 """
 
 from tether.core.errors import MissingExtra

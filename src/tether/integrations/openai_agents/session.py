@@ -4,7 +4,8 @@ The SDK's session id is the tether session's external key (the session is create
 write, so reading an unknown id creates nothing). Each item is one message of the conversation,
 carrying the item exactly as added; its role and text show in the UI and in context assembly.
 ``pop_item`` and ``clear_session`` take messages out of the conversation as recorded events
-(``message.removed``, ``messages.cleared``): the rows stay for the audit trail.
+(``message.removed``, ``messages.cleared``): the rows stay for the audit trail. A Runner call
+with the session is recorded as a run of it (see runs).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agents.memory.session_settings import (
 
 from tether.core.errors import NotFound, UsageError
 from tether.core.message import Message, Role
+from tether.integrations.openai_agents import runs
 from tether.integrations.openai_agents._link import Db, link
 from tether.runtime import limits
 
@@ -71,6 +73,7 @@ class TetherSession:
     ) -> list[TResponseInputItem]:
         """The newest limit items (default: session_settings.limit; None: all), oldest first."""
         self._check_open()
+        await self._attach(wrapper)
         wanted = resolve_session_limit(limit, self.session_settings)
         if wanted == 0:
             return []
@@ -83,6 +86,7 @@ class TetherSession:
     ) -> None:
         """Append items to the conversation, in order (up to limits.MAX_BATCH atomically)."""
         self._check_open()
+        await self._attach(wrapper)
         if not items:
             return
         batch = [{"item": item} for item in items]
@@ -99,6 +103,7 @@ class TetherSession:
     ) -> TResponseInputItem | None:
         """Take the newest item out of the conversation (recorded); it, or None."""
         self._check_open()
+        await self._attach(wrapper)
         popped = await settled(
             self._on_session(self._link.backend.pop_message, create=False, empty=None)
         )
@@ -107,12 +112,14 @@ class TetherSession:
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Take every item out of the conversation (recorded)."""
         self._check_open()
+        await self._attach(wrapper)
         await settled(self._on_session(self._link.backend.clear_messages, create=False, empty=0))
 
     def close(self) -> None:
         """Let go of the database (closed with the last session on it; a handle stays open)."""
         if not self._closed:
             self._closed = True
+            runs.flush()  # the runs recorded on this database, before it may close
             self._link.release()
 
     # -- helpers -------------------------------------------------------------------------------
@@ -121,9 +128,14 @@ class TetherSession:
         if self._closed:
             raise UsageError(f"TetherSession {self.session_id!r} is closed")
 
-    async def _on_session(
-        self, op: Callable[[str], Awaitable[T]], *, create: bool, empty: T
-    ) -> T:
+    async def _attach(self, wrapper: RunContextWrapper[Any] | None) -> None:
+        """A Runner called: its run (the current trace) is recorded as a run of this session."""
+        if wrapper is not None:
+            sid = await self._link.call(self._find(create=True))
+            assert sid is not None
+            runs.recorder().attach(self._link, sid, wrapper)
+
+    async def _on_session(self, op: Callable[[str], Awaitable[T]], *, create: bool, empty: T) -> T:
         """op(tether session id) on the backend's loop; empty when reading a session that does
         not exist yet. A session deleted meanwhile (by the UI, the CLI) is looked up again."""
 
