@@ -19,7 +19,6 @@ no runs executed elsewhere).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -27,15 +26,11 @@ from typing import Any
 
 from agents.tracing import (
     AgentSpanData,
-    FunctionSpanData,
-    GenerationSpanData,
-    GuardrailSpanData,
-    HandoffSpanData,
-    ResponseSpanData,
     Span,
     TaskSpanData,
     Trace,
     TracingProcessor,
+    TurnSpanData,
     add_trace_processor,
     get_current_trace,
 )
@@ -44,8 +39,8 @@ from agents.tracing.traces import NoOpTrace
 from tether.core.run import ErrorInfo, IfBusy
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
-from tether.core.usage import Usage
 from tether.integrations.openai_agents._link import Link
+from tether.integrations.openai_agents.spans import StepRecord, span_error, span_step, usage_of
 from tether.runtime.external_run import ExternalRun
 from tether.runtime.loop_thread import LoopThread
 from tether.runtime.service import Service
@@ -56,11 +51,8 @@ Job = Callable[[], Awaitable[None]]
 AGENT = "openai-agents"
 
 
-Step = tuple[StepKind, str, Any, Any, Usage | None, ErrorInfo | None]
-
-
 class _Traced:
-    """One Runner call's run: where it is written, and what ends it."""
+    """One Runner call's run: where it is written, what it has not written yet, what ends it."""
 
     def __init__(self, link: Link, session_id: str, trace_id: str, wrapper: object) -> None:
         self.link = link
@@ -69,8 +61,10 @@ class _Traced:
         self.wrapper = wrapper
         self.run: ExternalRun | None = None
         self.error: ErrorInfo | None = None
-        #: Tool calls that ended without a result: run, or awaiting approval (known at the end).
-        self.held: list[Step] = []
+        #: The steps of each turn still going (written when it ends, with its usage).
+        self.turns: dict[str, list[StepRecord]] = {}
+        #: Tool calls that ended with no result: run, or awaiting approval (known later).
+        self.held: list[StepRecord] = []
 
 
 class RunRecorder(TracingProcessor):
@@ -114,7 +108,11 @@ class RunRecorder(TracingProcessor):
             self._end(traced)
 
     def on_span_start(self, span: Span[Any]) -> None:
-        return None
+        if isinstance(span.span_data, TurnSpanData):
+            with self._lock:
+                traced = self._current(span.trace_id)
+            if traced is not None:
+                traced.turns[span.span_id] = []
 
     def on_span_end(self, span: Span[Any]) -> None:
         data = span.span_data
@@ -125,18 +123,18 @@ class RunRecorder(TracingProcessor):
                 del self._traced[span.trace_id]  # the Runner call is over
         if traced is None:
             return
-        error = _error(span)
         if over:
             self._end(traced)
         elif isinstance(data, AgentSpanData):
-            traced.error = error or traced.error
-        elif (step := span_step(data)) is not None:
-            kind, _, _, output, _ = step
-            if kind is StepKind.TOOL_CALL and output is None and error is None:
-                traced.held.append((*step, error))
-                return
-            steps, traced.held = [*traced.held, (*step, error)], []
-            self._submit(lambda: _record(traced, steps))
+            traced.error = span_error(span) or traced.error
+        elif isinstance(data, TurnSpanData):
+            self._turn_ended(traced, span.span_id, data)
+        elif (step := span_step(span)) is not None:
+            turn = traced.turns.get(span.parent_id or "")
+            if turn is not None:
+                turn.append(step)
+            else:
+                self._record(traced, [step])
 
     def shutdown(self) -> None:
         self.flush()
@@ -166,13 +164,39 @@ class RunRecorder(TracingProcessor):
 
         self._submit(start)
 
+    def _turn_ended(self, traced: _Traced, span_id: str, turn: TurnSpanData) -> None:
+        """A turn's steps, its model call given the turn's usage when its span had none (and
+        recorded from the turn when the model traced no span of its own)."""
+        steps = traced.turns.pop(span_id, [])
+        models = [s for s in steps if s.kind is StepKind.MODEL_CALL]
+        if not models:
+            models = [StepRecord(StepKind.MODEL_CALL, "model")]
+            steps.insert(0, models[0])
+        if all(m.usage is None for m in models):
+            models[0].usage = usage_of(turn.usage)
+        for model in models:
+            model.input = model.input or {"agent": turn.agent_name, "turn": turn.turn}
+        self._record(traced, steps)
+
+    def _record(self, traced: _Traced, steps: list[StepRecord]) -> None:
+        """Write steps after the ones held; tool calls left without a result at the end are
+        held until what follows tells whether they await approval."""
+        steps = [*traced.held, *steps]
+        cut = len(steps)
+        while cut and steps[cut - 1].unanswered:
+            cut -= 1
+        ready, traced.held = steps[:cut], steps[cut:]
+        if ready:
+            self._submit(lambda: _write(traced, ready))
+
     def _end(self, traced: _Traced) -> None:
         pending = pending_approvals(traced.wrapper)  # read now: the Runner goes on with it
+        steps = [step for turn in traced.turns.values() for step in turn]
         if pending:  # the tool calls held are the ones awaiting approval: not run yet
             traced.held = []
             with self._lock:
                 self._waiting[traced.trace_id] = (traced.link, traced.session_id)
-        steps, traced.held = traced.held, []
+        steps, traced.held, traced.turns = [*traced.held, *steps], [], {}
         self._submit(lambda: _finish(traced, steps, pending))
 
     # -- the writer ----------------------------------------------------------------------------
@@ -223,16 +247,17 @@ async def _begin(service: Service, session_id: str, name: str, trace_id: str) ->
     )
 
 
-async def _record(traced: _Traced, steps: list[Step]) -> None:
+async def _write(traced: _Traced, steps: list[StepRecord]) -> None:
     run = traced.run
     if run is None:
         return
-    for kind, name, given, output, usage, error in steps:
-        await traced.link.call(run.step(kind, name, given, output=output, error=error, usage=usage))
+    for s in steps:
+        recorded = run.step(s.kind, s.name, s.input, output=s.output, error=s.error, usage=s.usage)
+        await traced.link.call(recorded)
 
 
-async def _finish(traced: _Traced, steps: list[Step], pending: list[str]) -> None:
-    await _record(traced, steps)
+async def _finish(traced: _Traced, steps: list[StepRecord], pending: list[str]) -> None:
+    await _write(traced, steps)
     run = traced.run
     if run is None:
         return
@@ -254,77 +279,6 @@ def pending_approvals(wrapper: object) -> list[str]:
     return sorted(
         str(cid) for cid, record in records.items() if not getattr(record, "completed", True)
     )
-
-
-def span_step(data: Any) -> tuple[StepKind, str, Any, Any, Usage | None] | None:
-    """The step a span stands for (kind, name, input, output, usage), or None."""
-    if isinstance(data, FunctionSpanData):
-        return StepKind.TOOL_CALL, data.name, _json(_parsed(data.input)), _json(data.output), None
-    if isinstance(data, GenerationSpanData):
-        usage = data.usage or {}
-        return (
-            StepKind.MODEL_CALL,
-            data.model or "model",
-            None,
-            _json(data.output),
-            Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0), 1),
-        )
-    if isinstance(data, ResponseSpanData):
-        response = data.response
-        used = getattr(response, "usage", None)
-        return (
-            StepKind.MODEL_CALL,
-            getattr(response, "model", None) or "model",
-            None,
-            {"response_id": getattr(response, "id", None)},
-            Usage(getattr(used, "input_tokens", 0) or 0, getattr(used, "output_tokens", 0) or 0, 1),
-        )
-    if isinstance(data, HandoffSpanData):
-        handoff = {"from_agent": data.from_agent, "to_agent": data.to_agent}
-        return StepKind.NOTE, "handoff", handoff, None, None
-    if isinstance(data, GuardrailSpanData):
-        return StepKind.NOTE, "guardrail", {"name": data.name}, {"triggered": data.triggered}, None
-    return None
-
-
-#: The error type a failed span of each kind gives its step or run.
-_ERROR_TYPES = {
-    AgentSpanData: "agent_error",
-    FunctionSpanData: "tool_error",
-    GenerationSpanData: "model_error",
-    ResponseSpanData: "model_error",
-}
-
-
-def _error(span: Span[Any]) -> ErrorInfo | None:
-    """The error a span ended with (the SDK's message, with its detail when it traced one)."""
-    found = span.error
-    if not found:
-        return None
-    message = str(found.get("message") or "error")
-    data = found.get("data")
-    if isinstance(data, dict) and isinstance(data.get("error"), str):
-        message = f"{message}: {data['error']}"
-    return ErrorInfo(type=_ERROR_TYPES.get(type(span.span_data), "error"), message=message)
-
-
-def _parsed(arguments: Any) -> Any:
-    """A tool's arguments: the JSON text parsed (as given when it is not JSON)."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments
-
-
-def _json(value: Any) -> Any:
-    """value as tether stores it: anything that is not JSON becomes its text."""
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return str(value)
-    return value
 
 
 _recorder: RunRecorder | None = None

@@ -78,7 +78,10 @@ class TetherSession:
         if wanted == 0:
             return []
         newest = None if wanted is None or wanted < 0 else wanted
-        found = await self._on_session(lambda sid: self._read(sid, newest), create=False, empty=[])
+        nothing: list[Message] = []
+        found = await self._on_session(
+            lambda sid: self._read(sid, newest), create=False, empty=nothing
+        )
         return [as_item(message) for message in found]
 
     async def add_items(
