@@ -71,10 +71,11 @@ def usage_of(tokens: dict[str, Any] | None) -> Usage | None:
     """One model call's usage from the SDK's token counts (None when there are none)."""
     if not tokens:
         return None
-    given = (tokens.get("input_tokens"), tokens.get("output_tokens"))
-    if not any(isinstance(n, int) and n for n in given):
+    given = [tokens.get("input_tokens"), tokens.get("output_tokens")]
+    counts = [n if isinstance(n, int) and n > 0 else 0 for n in given]
+    if not any(counts):
         return None
-    return Usage(*(n if isinstance(n, int) else 0 for n in given), requests=1)
+    return Usage(input_tokens=counts[0], output_tokens=counts[1], requests=1)
 
 
 #: The error type a failed span of each kind gives its step or run.
