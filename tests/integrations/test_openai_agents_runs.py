@@ -4,7 +4,6 @@ interruption leaves it waiting, and the SDK's RunState continues that same run."
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ import tether
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
 
+from ..support import Backend
 from . import framework
 
 framework("agents", "openai-agents")
@@ -39,8 +39,9 @@ def transfer(amount: int) -> str:
 
 
 @pytest.fixture
-def tt(tmp_path: Path) -> Any:
-    opened = tether.open(tmp_path / "t.db", worker=False)
+def tt(backend: Backend) -> Any:
+    """tether on SQLite (awaited on the Runner's loop) and on PostgreSQL (on tether's own)."""
+    opened = tether.open(backend.new_url(), worker=False)
     yield opened
     opened.close()
 

@@ -15,6 +15,7 @@ import tether
 from tether.core.event import EventType
 from tether.core.message import Role
 
+from ..pg import Databases
 from . import framework
 
 framework("agents", "openai-agents")
@@ -160,6 +161,20 @@ def test_threads_with_their_own_loops_share_one_conversation(tmp_path: Path) -> 
     found = asyncio.run(session.get_items())
     assert sorted(item["content"] for item in found) == ["m0", "m1", "m2", "m3"]
     session.close()
+
+
+@pytest.mark.postgres
+def test_a_postgresql_url_holds_the_conversation(pg_databases: Databases) -> None:
+    url = pg_databases.new_url()
+    try:
+        session = TetherSession("pg-user", url)
+        asyncio.run(session.add_items(ITEMS))
+        assert asyncio.run(session.get_items(limit=3)) == ITEMS[-3:]
+        session.close()
+        with tether.open(url, worker=False) as tt:
+            assert len(tt.sessions.get(key="pg-user").messages.list()) == len(ITEMS)
+    finally:
+        pg_databases.drop_made()
 
 
 def test_bad_input_is_a_clear_error() -> None:
