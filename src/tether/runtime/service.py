@@ -528,7 +528,9 @@ class Service:
             run_id, owner=self.owner, now=self.clock.now(), reason=limits.reason(reason)
         )
 
-    async def resume_run(self, run_id: str, input: Any = None, *, held_by: str | None = None) -> Run:
+    async def resume_run(
+        self, run_id: str, input: Any = None, *, held_by: str | None = None
+    ) -> Run:
         """Continue a waiting run with what it asked for (held_by: as in create_run)."""
         return await self.store.resume_run(
             run_id,
