@@ -556,14 +556,25 @@ class LangGraphSqlite(System):
 
 
 class TetherAgentsSession(AgentsSqlite):
-    name = "tether TetherSession (Agents SDK adapter)"
-    durability = "WAL, synchronous=NORMAL (tether's default)"
-    synchronous = "NORMAL"
+    """The Agents SDK adapter, at tether's default durability or (``"full"``) at the SDK's."""
+
+    def __init__(self, durability: str = "normal") -> None:
+        self.level = durability
+        self.synchronous = durability.upper()
+        default = " (tether's default)" if durability == "normal" else ""
+        full = "" if default else ", durability=full"
+        self.name = f"tether TetherSession (Agents SDK adapter{full})"
+        self.durability = f"WAL, synchronous={durability.upper()}{default}"
 
     async def open(self, folder: Path) -> None:
-        from tether.integrations.openai_agents import TetherSession  # type: ignore[import-not-found]
+        from tether.integrations.openai_agents import TetherSession
 
-        self.tt = tether.open(folder / "tether-agents.db", owner=OWNER, worker=False)
+        self.tt = tether.open(
+            folder / f"tether-agents-{self.level}.db",
+            owner=OWNER,
+            worker=False,
+            durability=self.level,
+        )
         self.cls = lambda key, _path: TetherSession(key, self.tt)
         self.path = folder
         self.sessions = []
@@ -621,6 +632,7 @@ class TetherLangGraphSaver(LangGraphSqlite):
 PEERS: list[Callable[[], System]] = [AgentsSqlite, AdkDatabase, AdkSqlite, LangGraphSqlite]
 ADAPTERS: list[Callable[[], System]] = [
     TetherAgentsSession,
+    lambda: TetherAgentsSession("full"),
     TetherAdkService,
     TetherLangGraphSaver,
 ]

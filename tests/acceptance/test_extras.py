@@ -31,6 +31,7 @@ EVERY_EXTRA = (
     "psycopg_pool",
     "opentelemetry",
     "prometheus_client",
+    "agents",
 )
 
 
@@ -131,6 +132,23 @@ def test_the_server_without_the_ui_extra_serves_the_api_and_names_the_extra_at_u
     assert (status, health) == (501, 200)
     assert problem["code"] == "missing_extra" and problem["extra"] == "ui"
     assert "pip install 'tether[ui]'" in problem["detail"]
+
+
+def test_the_agents_sdk_adapter_without_its_extra_names_it(tmp_path: Path) -> None:
+    done = python(
+        """
+        import tether
+        try:
+            from tether.integrations.openai_agents import TetherSession
+        except tether.MissingExtra as exc:
+            print(exc.extra, exc)
+        """,
+        without=("agents",),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("openai-agents tether.integrations.openai_agents needs")
+    assert "pip install 'tether[openai-agents]'" in done.stdout
 
 
 def test_the_version_has_one_source() -> None:

@@ -1,2 +1,3 @@
-"""tether under other agent frameworks (session stores, checkpointers): each module needs its
-framework's extra."""
+"""Adapters that put tether under agent frameworks (session stores, checkpointers): keep the
+framework and its agent code, change one line. Each needs its framework's optional extra and is
+imported only when used (``import tether`` imports none of them)."""

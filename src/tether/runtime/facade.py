@@ -3,6 +3,7 @@ runtime.handles), for synchronous programs; ``tether.connect(...)`` is the same 
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import os
@@ -91,6 +92,13 @@ class Tether:
         if self._here is not None and self._here.usable():
             return self._here.call(coro)
         return self._loop.call(coro)
+
+    async def run_async(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await coro (a call on ``self.backend``) from any thread's event loop: in place when
+        the backend answers on any loop, else on tether's own loop."""
+        if self._here is not None:
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop.loop))
 
     def stream_events(
         self,

@@ -431,14 +431,20 @@ class Service:
         *,
         options: RunOptions | None = None,
         messages: Sequence[tuple[Role | str, str, dict[str, Any] | None]] = (),
+        held_by: str | None = None,
         **fields: Unpack[RunOptionFields],
     ) -> Run:
         """Accept a new run (ready) in an active session; a worker executes it. Its options are
         options, or the defaults with fields set (see RunOptions). messages (role, content,
-        metadata) join the conversation with it, atomically, as its own."""
+        metadata) join the conversation with it, atomically, as its own. held_by: the caller
+        executes it (runtime.external_run), so it starts at once, leased to that worker id, and
+        its agent need not be one of this service's."""
         opts = RunOptions.of(options, **fields)
         agent_name = opts.agent or self.settings.default_agent
-        self.agents.get(agent_name)
+        if held_by is None:
+            self.agents.get(agent_name)
+        elif opts.if_busy in (IfBusy.ENQUEUE, IfBusy.ENQUEUE.value):
+            raise UsageError("a run its caller executes starts at once: if_busy cannot be enqueue")
         now = self.clock.now()
         run = Run(
             id=new_id(),
@@ -479,6 +485,8 @@ class Service:
                 if_busy=chosen,
                 now=now,
                 messages=written,
+                held_by=held_by,
+                lease_seconds=self.settings.lease_seconds,
             )
         return created
 
@@ -576,10 +584,17 @@ class Service:
             run_id, owner=self.owner, now=self.clock.now(), reason=limits.reason(reason)
         )
 
-    async def resume_run(self, run_id: str, input: Any = None) -> Run:
-        """Continue a waiting run with what it asked for."""
+    async def resume_run(
+        self, run_id: str, input: Any = None, *, held_by: str | None = None
+    ) -> Run:
+        """Continue a waiting run with what it asked for (held_by: as in create_run)."""
         return await self.store.resume_run(
-            run_id, owner=self.owner, now=self.clock.now(), input=input
+            run_id,
+            owner=self.owner,
+            now=self.clock.now(),
+            input=input,
+            held_by=held_by,
+            lease_seconds=self.settings.lease_seconds,
         )
 
     async def delete_run(self, run_id: str) -> None:

@@ -243,6 +243,8 @@ class Store(Protocol):
         if_busy: IfBusy,
         now: datetime,
         messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
+        held_by: str | None = None,
+        lease_seconds: float = 0.0,
     ) -> tuple[Run, bool]:
         """Insert a ready run (seq assigned here) into an active session (+ run.created).
 
@@ -251,6 +253,8 @@ class Store(Protocol):
         enqueue → accepted behind it; interrupt → the unfinished runs are cancelled first.
         messages (role, content, metadata) join the conversation in the same transaction, as
         written by the new run (+ message.added each), so no worker sees the run without them.
+        held_by: the caller executes the run itself (a framework's runner), so it starts at once,
+        running and leased to that worker for lease_seconds (+ run.started): no worker claims it.
         """
 
     async def get_run(
@@ -325,9 +329,19 @@ class Store(Protocol):
     ) -> Run:
         """running → waiting: the lease is released (+ run.waiting)."""
 
-    async def resume_run(self, run_id: str, *, owner: str | None, now: datetime, input: Any) -> Run:
-        """waiting → running, unheld, so a worker picks it up; the waiting step completes with
-        input as its output (+ step.completed, run.resumed)."""
+    async def resume_run(
+        self,
+        run_id: str,
+        *,
+        owner: str | None,
+        now: datetime,
+        input: Any,
+        held_by: str | None = None,
+        lease_seconds: float = 0.0,
+    ) -> Run:
+        """waiting → running, unheld, so a worker picks it up (held_by: leased to that worker
+        instead, as in create_run); the waiting step completes with input as its output (+
+        step.completed, run.resumed)."""
 
     async def cancel_run(
         self, run_id: str, *, owner: str | None, now: datetime, reason: str

@@ -49,6 +49,8 @@ class RunsPart(SessionsPart):
         if_busy: IfBusy,
         now: datetime,
         messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
+        held_by: str | None = None,
+        lease_seconds: float = 0.0,
     ) -> tuple[Run, bool]:
         async with self._db.write() as tx:
             if run.idempotency_key is not None:
@@ -131,7 +133,23 @@ class RunsPart(SessionsPart):
                     metadata=metadata,
                 )
                 await self._insert_message(tx, message, created.owner)
+            if held_by is not None:
+                created = await self._hold(tx, created, held_by, now, lease_seconds)
+                await self._run_event(tx, EventType.RUN_STARTED, created, now)
         return created, True
+
+    async def _hold(
+        self, tx: Tx, run: Run, worker_id: str, now: datetime, lease_seconds: float
+    ) -> Run:
+        row = await tx.one(
+            "hold_run",
+            id=run.id,
+            worker_id=worker_id,
+            lease_expires_at=to_us(now + timedelta(seconds=lease_seconds)),
+            now=to_us(now),
+        )
+        assert row is not None
+        return self._run(row)
 
     async def get_run(
         self, run_id: str, *, owner: str | None = None, with_context: bool = True
@@ -338,7 +356,16 @@ class RunsPart(SessionsPart):
             await self._run_event(tx, EventType.RUN_WAITING, run, now)
         return run
 
-    async def resume_run(self, run_id: str, *, owner: str | None, now: datetime, input: Any) -> Run:
+    async def resume_run(
+        self,
+        run_id: str,
+        *,
+        owner: str | None,
+        now: datetime,
+        input: Any,
+        held_by: str | None = None,
+        lease_seconds: float = 0.0,
+    ) -> Run:
         async with self._db.write() as tx:
             current = await tx.one("get_run", id=run_id, owner=owner)
             if current is None:
@@ -370,6 +397,8 @@ class RunsPart(SessionsPart):
                         run_id=run.id,
                         data={"step": step},
                     )
+            if held_by is not None:
+                run = await self._hold(tx, run, held_by, now, lease_seconds)
             await self._run_event(tx, EventType.RUN_RESUMED, run, now, input=input)
         return run
 

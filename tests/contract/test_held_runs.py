@@ -1,0 +1,57 @@
+"""Runs their caller executes itself (a framework's runner, runtime.external_run): created or
+resumed ``held_by`` a worker id, they are running and leased to it at once, so no worker claims
+them, and they end through the holder like any held run."""
+
+from __future__ import annotations
+
+from tether.core.event import EventType
+from tether.core.run import IfBusy
+from tether.core.status import RunStatus
+from tether.store.base import Store
+
+from ..support import LEASE_SECONDS, Factory
+
+HOLDER = "external-1"
+
+
+async def test_a_run_created_held_is_running_and_no_worker_claims_it(
+    make: Factory, store: Store
+) -> None:
+    session = await make.session()
+    run, created = await store.create_run(
+        make.run_record(session.id),
+        owner=None,
+        if_busy=IfBusy.REJECT,
+        now=make.clock.now(),
+        held_by=HOLDER,
+        lease_seconds=LEASE_SECONDS,
+    )
+    assert created and run.status is RunStatus.RUNNING and run.started_at == make.clock.now()
+    assert await store.claim_run(worker_id="w2", now=make.clock.now(), lease_seconds=1) is None
+    types = [e.type for e in await store.list_events(run_id=run.id)]
+    assert types == [EventType.RUN_CREATED, EventType.RUN_STARTED]
+    done = await store.finish_run(
+        run.id, worker_id=HOLDER, status=RunStatus.COMPLETED, now=make.clock.now()
+    )
+    assert done.status is RunStatus.COMPLETED
+
+
+async def test_a_waiting_run_resumed_held_goes_on_with_its_holder(
+    make: Factory, store: Store
+) -> None:
+    session = await make.session()
+    waiting = await make.waiting(session.id)
+    run = await store.resume_run(
+        waiting.id,
+        owner=None,
+        now=make.clock.now(),
+        input="approved",
+        held_by=HOLDER,
+        lease_seconds=LEASE_SECONDS,
+    )
+    assert run.status is RunStatus.RUNNING
+    assert await store.claim_run(worker_id="w2", now=make.clock.now(), lease_seconds=1) is None
+    renewed = await store.renew_lease(
+        run.id, worker_id=HOLDER, now=make.clock.now(), lease_seconds=LEASE_SECONDS
+    )
+    assert renewed is not None
