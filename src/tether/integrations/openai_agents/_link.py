@@ -62,7 +62,7 @@ _private = itertools.count(1)
 def link(db: Db) -> Link:
     """A link to db: a path (shared in the process), ``:memory:``, a URL, or an open handle."""
     if isinstance(db, Tether):
-        return Link(db.backend, db)
+        return Link(db.async_backend, db)
     if isinstance(db, AsyncTether):
         return Link(db.backend)
     text = check_url(db)
@@ -83,7 +83,7 @@ def _open(text: str) -> _Opened:
     if store.any_loop:  # awaited on the caller's loop: no thread of our own
         return _Opened(Service(store), None)
     tt = open_tether(store, worker=False)
-    return _Opened(tt.backend, tt)
+    return _Opened(tt.async_backend, tt)
 
 
 def _release(key: str) -> None:
