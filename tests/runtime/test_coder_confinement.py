@@ -451,3 +451,40 @@ async def test_bwrap_hides_the_servers_secrets_and_keeps_writes_in_the_workspace
     assert (ws_root / "inside.txt").read_text() == "x"
     assert f"REFUSED {outside / 'x.txt'}" in result["output"]
     assert "NO ENVIRON" in result["output"]
+
+
+async def test_a_command_in_bwrap_has_no_capabilities_even_when_tether_is_root(
+    tmp_path: Path,
+) -> None:
+    """As root, bubblewrap keeps every capability unless told otherwise: the command could
+    remount / read-write or unmount the folders hidden from it."""
+    need_bwrap()
+    (tmp_path / "caps.py").write_text(
+        "for line in open('/proc/self/status'):\n"
+        "    if line.startswith('CapEff'):\n"
+        "        print(line.strip())\n"
+    )
+    result = await Workspace(tmp_path, sandbox=True).run("python caps.py", 20)
+    assert result["exit_code"] == 0, result
+    assert "CapEff:\t0000000000000000" in result["output"], result["output"]
+
+
+async def test_a_workspace_swapped_for_a_symlink_after_it_was_allowed_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Another run (whose workspace holds this one) replaces the folder with a symlink to a
+    folder outside: the sandbox must not bind that folder writable as the workspace."""
+    need_bwrap()
+    root = tmp_path / "root"
+    (root / "x").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "marker.txt").write_text("OUTSIDE")
+    confinement = Confinement.of([root])
+    ws = Workspace(await confinement.workspace(str(root / "x")), confinement, sandbox=True)
+    (root / "x").rename(root / "x.old")
+    (root / "x").symlink_to(outside)
+    with pytest.raises(ToolError, match="workspace"):
+        result = await ws.run("cat marker.txt", 20)
+        pytest.fail(f"the command ran in the folder outside: {result}")
+    assert (outside / "marker.txt").read_text() == "OUTSIDE"

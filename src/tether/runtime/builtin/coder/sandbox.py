@@ -24,6 +24,8 @@ from tether.runtime.confinement import Confinement, inside
 
 #: bwrap options every sandbox starts with (before the folder mounts).
 _BASE = (
+    "--cap-drop",  # bwrap run by root keeps every capability otherwise (remount / read-write…)
+    "ALL",
     "--die-with-parent",
     "--unshare-all",
     "--new-session",
@@ -131,8 +133,12 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def sandboxed(argv: list[str], workspace: Path, confinement: Confinement) -> list[str]:
-    """argv run by bubblewrap, seeing only workspace writable (see the module's docstring)."""
+def sandboxed(
+    argv: list[str], workspace: Path, confinement: Confinement, workspace_fd: int
+) -> list[str]:
+    """argv run by bubblewrap, seeing only workspace writable (see the module's docstring).
+    workspace_fd is an open descriptor of it (passed to bwrap): the folder bound is the one
+    checked, not whatever its path leads to when bwrap starts."""
     bwrap = shutil.which("bwrap") or "bwrap"
     hidden = {Path("/run"), Path.home()}
     hidden.update(confinement.roots or ())
@@ -143,7 +149,7 @@ def sandboxed(argv: list[str], workspace: Path, confinement: Confinement) -> lis
             args += ["--tmpfs", str(folder)]
     for prefix in sorted({sys.prefix, sys.base_prefix, sys.exec_prefix}):
         args += ["--ro-bind", prefix, prefix]  # the interpreter `python` means
-    args += ["--bind", str(workspace), str(workspace)]
+    args += ["--bind-fd", str(workspace_fd), str(workspace)]
     for file in confinement.protected:
         if file.exists():
             args += ["--ro-bind", "/dev/null", str(file)]

@@ -156,8 +156,35 @@ class Workspace:
         if not 0 < timeout_seconds <= 3600:
             raise ToolError("timeout_seconds must be between 0 and 3600")
         argv = self._argv(command)
+        root_fd = -1
         if await self._sandboxed():
-            argv = sandboxed(argv, self.root, self.confinement)
+            root_fd = self._open_root()
+            argv = sandboxed(argv, self.root, self.confinement, root_fd)
+        try:
+            return await self._run(command, argv, timeout_seconds, root_fd)
+        finally:
+            if root_fd >= 0:
+                os.close(root_fd)
+
+    def _open_root(self) -> int:
+        """A descriptor of the workspace folder; ToolError if its path no longer leads to it
+        (a folder on the way replaced by a symlink since the workspace was allowed)."""
+        flags = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(self.root, flags)
+        except OSError as exc:
+            raise ToolError(f"the workspace {self.root} cannot be opened: {exc.strerror}") from exc
+        if os.readlink(f"/proc/self/fd/{fd}") != str(self.root):
+            os.close(fd)
+            raise ToolError(
+                f"the workspace {self.root} is no longer the folder that was allowed "
+                "(a symlink replaced it or a folder above it)"
+            )
+        return fd
+
+    async def _run(
+        self, command: str, argv: list[str], timeout_seconds: float, root_fd: int
+    ) -> dict[str, Any]:
         limits = await asyncio.to_thread(rlimits, timeout_seconds)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -176,6 +203,7 @@ class Workspace:
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
                 preexec_fn=preexec(limits),
+                pass_fds=(root_fd,) if root_fd >= 0 else (),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ToolError(f"cannot run {argv[0]!r}: {exc}") from exc
