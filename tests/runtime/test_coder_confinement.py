@@ -24,7 +24,7 @@ from tether.core.step import StepKind
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.builtin.coder.sandbox import bwrap_problem
 from tether.runtime.builtin.coder.workspace import MAX_READ, Workspace
-from tether.runtime.confinement import Confinement
+from tether.runtime.confinement import Confinement, owner_folders
 from tether.runtime.service import Service
 from tether.runtime.tools import ToolError
 from tether.runtime.worker import Worker
@@ -488,3 +488,34 @@ async def test_a_workspace_swapped_for_a_symlink_after_it_was_allowed_is_refused
         result = await ws.run("cat marker.txt", 20)
         pytest.fail(f"the command ran in the folder outside: {result}")
     assert (outside / "marker.txt").read_text() == "OUTSIDE"
+
+
+async def test_with_api_keys_an_owner_works_only_in_its_own_folder_of_a_root(
+    confined: Service, root: Path
+) -> None:
+    """Two owners under one root: neither may name the other's folder, nor the root itself
+    (which holds every owner's folder)."""
+    keys = ApiKeys(confined.store, clock=confined.clock)
+    await keys.create("alice")
+    await keys.create("bob")
+    alice, bob = confined.for_owner("alice"), confined.for_owner("bob")
+    for name in ("alice", "bob"):
+        (root / name / "proj").mkdir(parents=True)
+        (root / name / "proj" / "secret.txt").write_text(f"{name}'s")
+    goal = "Run the tests again."
+    for asked in (root / "alice" / "proj", root / "alice", root, root / "bob" / ".." / "alice"):
+        stolen = await _coder(bob, goal, workspace=str(asked))
+        assert stolen.status is RunStatus.FAILED, asked
+        assert stolen.error is not None and stolen.error.type == "WorkspaceNotAllowed"
+        assert "ROOT/OWNER" in stolen.error.message
+    own = await _coder(bob, goal, workspace=str(root / "bob" / "proj"))
+    assert own.status is RunStatus.COMPLETED, own.error
+    assert (await _coder(alice, goal, workspace=str(root / "alice"))).status is (
+        RunStatus.COMPLETED
+    )
+
+
+def test_an_owner_that_is_no_plain_folder_name_has_no_folder(root: Path) -> None:
+    assert owner_folders([root], "alice") == (root / "alice",)
+    for owner in ("..", ".", "a/b", "../alice", "", None):
+        assert owner_folders([root], owner) == ()
