@@ -519,3 +519,34 @@ def test_an_owner_that_is_no_plain_folder_name_has_no_folder(root: Path) -> None
     assert owner_folders([root], "alice") == (root / "alice",)
     for owner in ("..", ".", "a/b", "../alice", "", None):
         assert owner_folders([root], owner) == ()
+
+
+@pytest.mark.parametrize("tool", ["read", "write"])
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """A command of another run swaps a folder of the path for a symlink to a folder outside
+    between the path's check and its opening (played here right after the check)."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (root / "d").mkdir(parents=True)
+    (root / "d" / "f.txt").write_text("inside")
+    outside.mkdir()
+    (outside / "f.txt").write_text("OUTSIDE")
+    ws = Workspace(root, sandbox=False)
+    checked, checks = Workspace.resolve, []
+    last_check = 1 if tool == "read" else 2  # write checks the path, then opens it
+
+    def swap_after_check(self: Workspace, relative: str) -> Path:
+        path = checked(self, relative)
+        checks.append(relative)
+        if len(checks) == last_check:
+            (root / "d").rename(root / "d.old")
+            (root / "d").symlink_to(outside)
+        return path
+
+    monkeypatch.setattr(Workspace, "resolve", swap_after_check)
+    with pytest.raises(ToolError):
+        if tool == "read":
+            pytest.fail(f"read through the symlink: {ws.read('d/f.txt')!r}")
+        ws.write("d/f.txt", "written")
+    assert (outside / "f.txt").read_text() == "OUTSIDE"

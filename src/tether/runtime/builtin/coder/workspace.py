@@ -128,20 +128,38 @@ class Workspace:
         if target.is_dir():
             raise ToolError(f"{relative!r} is a folder")
         existed = target.exists()
-        target.parent.mkdir(parents=True, exist_ok=True)
         data = content.encode()
         with os.fdopen(self._open(relative, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as f:
             f.write(data)
         return {"path": relative, "bytes": len(data), "created": not existed}
 
     def _open(self, relative: str, flags: int) -> int:
-        """A descriptor of the regular file relative names (never through a symlink swapped
-        in after it was resolved, never a FIFO or a device)."""
+        """A descriptor of the regular file relative names (never a FIFO or a device), opened
+        one folder at a time from the workspace's own descriptor without following a symlink:
+        a folder of the path swapped for a symlink after the path was resolved is not
+        followed. With O_CREAT, missing folders are created the same way."""
         target = self.resolve(relative)
         if target.exists() and not stat.S_ISREG(os.stat(target).st_mode):
             raise ToolError(f"{relative!r} is not a regular file")
+        *folders, name = target.relative_to(self.root).parts or (".",)
+        walk = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            fd = os.open(target, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+            dir_fd = self._open_root()
+            try:
+                for folder in folders:
+                    if flags & os.O_CREAT:
+                        with contextlib.suppress(FileExistsError):
+                            os.mkdir(folder, dir_fd=dir_fd)
+                    parent, dir_fd = dir_fd, os.open(folder, walk, dir_fd=dir_fd)
+                    os.close(parent)
+                fd = os.open(
+                    name,
+                    flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                    0o644,
+                    dir_fd=dir_fd,
+                )
+            finally:
+                os.close(dir_fd)
         except OSError as exc:
             raise ToolError(f"cannot open {relative!r}: {exc.strerror or exc}") from exc
         if not stat.S_ISREG(os.fstat(fd).st_mode):
