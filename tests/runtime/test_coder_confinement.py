@@ -22,7 +22,7 @@ from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
 from tether.runtime.api_keys import ApiKeys
-from tether.runtime.builtin.coder.sandbox import bwrap_problem
+from tether.runtime.builtin.coder.sandbox import TMP_BYTES, bwrap_problem
 from tether.runtime.builtin.coder.workspace import MAX_READ, Workspace
 from tether.runtime.confinement import Confinement, owner_folders
 from tether.runtime.service import Service
@@ -550,3 +550,28 @@ def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(
             pytest.fail(f"read through the symlink: {ws.read('d/f.txt')!r}")
         ws.write("d/f.txt", "written")
     assert (outside / "f.txt").read_text() == "OUTSIDE"
+
+
+async def test_a_command_cannot_fill_memory_through_the_sandboxs_tmpfs(tmp_path: Path) -> None:
+    """/tmp, /dev and /dev/shm inside the sandbox are tmpfs (memory): writing many files, each
+    under the file size limit, must stop at a small size, not at half the machine's memory."""
+    need_bwrap()
+    (tmp_path / "fill.py").write_text(
+        "import errno, sys\n"
+        "folder = ['/tmp', '/dev/shm', '/dev'][int(sys.argv[1])]\n"
+        "chunk = b'x' * (1 << 20)\n"
+        "written = 0\n"
+        "try:\n"
+        "    for n in range(512):\n"
+        "        with open(f'{folder}/f{n}', 'wb') as f:\n"
+        "            f.write(chunk)\n"
+        "        written += 1\n"
+        "except OSError as exc:\n"
+        "    print('FULL', errno.errorcode[exc.errno])\n"
+        "print('MIB', written)\n"
+    )
+    ws = Workspace(tmp_path, sandbox=True)
+    for n, refusal in enumerate(("ENOSPC", "ENOSPC", "EROFS")):
+        result = await ws.run(f"python fill.py {n}", 60)
+        assert f"FULL {refusal}" in result["output"], (n, result["output"])
+        assert int(result["output"].split("MIB ")[1]) <= TMP_BYTES // (1 << 20)

@@ -1,8 +1,9 @@
 """How ``run_command`` confines a command: resource limits set before it starts, a scrubbed
 environment, and bubblewrap (``bwrap``) where it is installed and can create namespaces.
 
-Inside bubblewrap the file system is read-only outside the workspace; the home folder, ``/tmp``,
-``/run``, every workspace root (other runs' workspaces) and the database's folder are empty; the
+Inside bubblewrap the file system is read-only outside the workspace; the home folder, ``/tmp``
+and ``/dev/shm`` (64 MiB of memory each; ``/dev`` read-only), ``/run``, every workspace root (other runs' workspaces) and the database's
+folder are empty (small tmpfs); no capabilities, even for root; the
 database files are hidden even inside the workspace; the command has its own process, network
 (none), IPC and host-name namespaces and dies with tether.
 """
@@ -22,6 +23,10 @@ from pathlib import Path
 
 from tether.runtime.confinement import Confinement, inside
 
+#: Size of the sandbox's /tmp and /dev/shm (memory; /dev is read-only); each folder hidden
+#: from it is a 1 MiB tmpfs.
+TMP_BYTES = 64 * 1024**2
+_HIDDEN_BYTES = 1024**2
 #: bwrap options every sandbox starts with (before the folder mounts).
 _BASE = (
     "--cap-drop",  # bwrap run by root keeps every capability otherwise (remount / read-write…)
@@ -34,8 +39,16 @@ _BASE = (
     "/",
     "--dev",
     "/dev",
+    "--size",
+    str(TMP_BYTES),
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",  # the /dev tmpfs would hold half the machine's memory
+    "/dev",
     "--proc",
     "/proc",
+    "--size",  # a tmpfs is memory: bounded, or a command fills half the machine's RAM
+    str(TMP_BYTES),
     "--tmpfs",
     "/tmp",
 )
@@ -146,7 +159,7 @@ def sandboxed(
     args = [bwrap, *_BASE]
     for folder in sorted(hidden, key=lambda p: len(p.parts)):
         if folder != Path("/") and folder.is_dir() and not inside(folder, workspace):
-            args += ["--tmpfs", str(folder)]
+            args += ["--size", str(_HIDDEN_BYTES), "--tmpfs", str(folder)]
     for prefix in sorted({sys.prefix, sys.base_prefix, sys.exec_prefix}):
         args += ["--ro-bind", prefix, prefix]  # the interpreter `python` means
     args += ["--bind-fd", str(workspace_fd), str(workspace)]
