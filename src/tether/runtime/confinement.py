@@ -111,8 +111,10 @@ class Confinement:
                 f"the workspace {requested!r} is outside the workspace roots this server "
                 f"allows; to allow it, {HOW_TO_ALLOW}"
             )
-        if self.roots is not None and keyed and not any(
-            inside(path, folder) for folder in owner_folders(self.roots, owner)
+        if (
+            self.roots is not None
+            and keyed
+            and not any(inside(path, folder) for folder in owner_folders(self.roots, owner))
         ):
             raise WorkspaceNotAllowed(
                 f"the workspace {requested!r} is not in its owner's folder: on a server with "

@@ -1,11 +1,11 @@
 """How ``run_command`` confines a command: resource limits set before it starts, a scrubbed
 environment, and bubblewrap (``bwrap``) where it is installed and can create namespaces.
 
-Inside bubblewrap the file system is read-only outside the workspace; the home folder, ``/tmp``
-and ``/dev/shm`` (64 MiB of memory each; ``/dev`` read-only), ``/run``, every workspace root (other runs' workspaces) and the database's
-folder are empty (small tmpfs); no capabilities, even for root; the
-database files are hidden even inside the workspace; the command has its own process, network
-(none), IPC and host-name namespaces and dies with tether.
+Inside bubblewrap the file system is read-only outside the workspace (``/dev`` too); ``/tmp``
+and ``/dev/shm`` hold 64 MiB each (memory); the home folder, ``/run``, every workspace root
+(other runs' workspaces) and the database's folder are empty (small tmpfs); the database files
+are hidden even inside the workspace; the command has no capabilities (even for root), its own
+process, network (none), IPC and host-name namespaces, and dies with tether.
 """
 
 from __future__ import annotations
