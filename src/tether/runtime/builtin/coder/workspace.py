@@ -24,6 +24,8 @@ MAX_LIST = 500
 MAX_READ = 100_000
 MAX_WRITE = 1_000_000
 MAX_COMMAND_OUTPUT = 16_000
+#: How a folder on a path is opened: never through a symlink (O_PATH where there is one).
+_FOLDER = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class Workspace:
@@ -142,7 +144,6 @@ class Workspace:
         if target.exists() and not stat.S_ISREG(os.stat(target).st_mode):
             raise ToolError(f"{relative!r} is not a regular file")
         *folders, name = target.relative_to(self.root).parts or (".",)
-        walk = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             dir_fd = self._open_root()
             try:
@@ -150,7 +151,7 @@ class Workspace:
                     if flags & os.O_CREAT:
                         with contextlib.suppress(FileExistsError):
                             os.mkdir(folder, dir_fd=dir_fd)
-                    parent, dir_fd = dir_fd, os.open(folder, walk, dir_fd=dir_fd)
+                    parent, dir_fd = dir_fd, os.open(folder, _FOLDER, dir_fd=dir_fd)
                     os.close(parent)
                 fd = os.open(
                     name,
@@ -185,19 +186,20 @@ class Workspace:
                 os.close(root_fd)
 
     def _open_root(self) -> int:
-        """A descriptor of the workspace folder; ToolError if its path no longer leads to it
-        (a folder on the way replaced by a symlink since the workspace was allowed)."""
-        flags = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        """A descriptor of the workspace folder, opened one folder at a time from ``/``
+        without following a symlink; ToolError if its path no longer leads to it (a folder on
+        the way replaced by a symlink since the workspace was allowed)."""
+        fd = os.open("/", _FOLDER)
         try:
-            fd = os.open(self.root, flags)
+            for part in self.root.parts[1:]:
+                parent, fd = fd, os.open(part, _FOLDER, dir_fd=fd)
+                os.close(parent)
         except OSError as exc:
-            raise ToolError(f"the workspace {self.root} cannot be opened: {exc.strerror}") from exc
-        if os.readlink(f"/proc/self/fd/{fd}") != str(self.root):
             os.close(fd)
             raise ToolError(
                 f"the workspace {self.root} is no longer the folder that was allowed "
-                "(a symlink replaced it or a folder above it)"
-            )
+                f"(a symlink replaced it or a folder above it): {exc.strerror or exc}"
+            ) from exc
         return fd
 
     async def _run(
