@@ -79,7 +79,7 @@ def test_a_workspace_inside_a_root_works_and_the_server_said_how_it_confines(
     rooted: tuple[Server, Path],
 ) -> None:
     server, root = rooted
-    project = _project(root / "alice-project")
+    project = _project(root / "alice" / "project")
     with server.client("alice") as alice:
         run = _coder(alice, "Find out why the tests fail.", str(project))
     assert run["status"] == "completed", run
@@ -92,7 +92,7 @@ def test_a_workspace_inside_a_root_works_and_the_server_said_how_it_confines(
 
 def test_session_memory_written_over_http_is_never_run(rooted: tuple[Server, Path]) -> None:
     server, root = rooted
-    project = _project(root / "bob-project")
+    project = _project(root / "bob" / "project")
     code = "open('../PWNED','w')"
     finding = {
         "name": "tabulate",
@@ -105,7 +105,25 @@ def test_session_memory_written_over_http_is_never_run(rooted: tuple[Server, Pat
     assert run["status"] == "completed", run
     fixed = (project / "calc" / "report.py").read_text()
     assert "PWNED" not in fixed and "except ModuleNotFoundError" in fixed
-    assert not (root / "PWNED").exists()
+    assert not (root / "PWNED").exists() and not (root / "bob" / "PWNED").exists()
+
+
+def test_a_key_holder_gets_no_workspace_in_another_owners_folder(
+    rooted: tuple[Server, Path],
+) -> None:
+    """Two owners under one root: bob names alice's project, her folder, the root holding both,
+    or a way into hers through his own."""
+    server, root = rooted
+    project = _project(root / "alice" / "stolen")
+    (root / "bob").mkdir(exist_ok=True)
+    (root / "bob" / "door").symlink_to(root / "alice")
+    with server.client("bob") as bob:
+        for asked in (project, root / "alice", root, root / "bob" / "door" / "stolen"):
+            run = _coder(bob, "Find out why the tests fail.", str(asked))
+            assert run["status"] == "failed", run
+            assert run["error"]["type"] == "WorkspaceNotAllowed", run["error"]
+            assert "ROOT/OWNER" in run["error"]["message"]
+    assert not list(project.rglob("__pycache__"))  # nothing of alice's ever ran
 
 
 def test_serve_refuses_a_workspace_root_that_is_no_folder(tmp_path: Path) -> None:

@@ -22,9 +22,9 @@ from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
 from tether.runtime.api_keys import ApiKeys
-from tether.runtime.builtin.coder.sandbox import bwrap_problem
+from tether.runtime.builtin.coder.sandbox import TMP_BYTES, bwrap_problem
 from tether.runtime.builtin.coder.workspace import MAX_READ, Workspace
-from tether.runtime.confinement import Confinement
+from tether.runtime.confinement import Confinement, owner_folders
 from tether.runtime.service import Service
 from tether.runtime.tools import ToolError
 from tether.runtime.worker import Worker
@@ -451,3 +451,127 @@ async def test_bwrap_hides_the_servers_secrets_and_keeps_writes_in_the_workspace
     assert (ws_root / "inside.txt").read_text() == "x"
     assert f"REFUSED {outside / 'x.txt'}" in result["output"]
     assert "NO ENVIRON" in result["output"]
+
+
+async def test_a_command_in_bwrap_has_no_capabilities_even_when_tether_is_root(
+    tmp_path: Path,
+) -> None:
+    """As root, bubblewrap keeps every capability unless told otherwise: the command could
+    remount / read-write or unmount the folders hidden from it."""
+    need_bwrap()
+    (tmp_path / "caps.py").write_text(
+        "for line in open('/proc/self/status'):\n"
+        "    if line.startswith('CapEff'):\n"
+        "        print(line.strip())\n"
+    )
+    result = await Workspace(tmp_path, sandbox=True).run("python caps.py", 20)
+    assert result["exit_code"] == 0, result
+    assert "CapEff:\t0000000000000000" in result["output"], result["output"]
+
+
+async def test_a_workspace_swapped_for_a_symlink_after_it_was_allowed_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Another run (whose workspace holds this one) replaces the folder with a symlink to a
+    folder outside: the sandbox must not bind that folder writable as the workspace."""
+    need_bwrap()
+    root = tmp_path / "root"
+    (root / "x").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "marker.txt").write_text("OUTSIDE")
+    confinement = Confinement.of([root])
+    ws = Workspace(await confinement.workspace(str(root / "x")), confinement, sandbox=True)
+    (root / "x").rename(root / "x.old")
+    (root / "x").symlink_to(outside)
+    with pytest.raises(ToolError, match="workspace"):
+        result = await ws.run("cat marker.txt", 20)
+        pytest.fail(f"the command ran in the folder outside: {result}")
+    assert (outside / "marker.txt").read_text() == "OUTSIDE"
+
+
+async def test_with_api_keys_an_owner_works_only_in_its_own_folder_of_a_root(
+    confined: Service, root: Path
+) -> None:
+    """Two owners under one root: neither may name the other's folder, nor the root itself
+    (which holds every owner's folder)."""
+    keys = ApiKeys(confined.store, clock=confined.clock)
+    await keys.create("alice")
+    await keys.create("bob")
+    alice, bob = confined.for_owner("alice"), confined.for_owner("bob")
+    for name in ("alice", "bob"):
+        (root / name / "proj").mkdir(parents=True)
+        (root / name / "proj" / "secret.txt").write_text(f"{name}'s")
+    goal = "Run the tests again."
+    for asked in (root / "alice" / "proj", root / "alice", root, root / "bob" / ".." / "alice"):
+        stolen = await _coder(bob, goal, workspace=str(asked))
+        assert stolen.status is RunStatus.FAILED, asked
+        assert stolen.error is not None and stolen.error.type == "WorkspaceNotAllowed"
+        assert "ROOT/OWNER" in stolen.error.message
+    own = await _coder(bob, goal, workspace=str(root / "bob" / "proj"))
+    assert own.status is RunStatus.COMPLETED, own.error
+    assert (await _coder(alice, goal, workspace=str(root / "alice"))).status is (
+        RunStatus.COMPLETED
+    )
+
+
+def test_an_owner_that_is_no_plain_folder_name_has_no_folder(root: Path) -> None:
+    assert owner_folders([root], "alice") == (root / "alice",)
+    for owner in ("..", ".", "a/b", "../alice", "", None):
+        assert owner_folders([root], owner) == ()
+
+
+@pytest.mark.parametrize("tool", ["read", "write"])
+def test_a_folder_swapped_for_a_symlink_after_the_check_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """A command of another run swaps a folder of the path for a symlink to a folder outside
+    between the path's check and its opening (played here right after the check)."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (root / "d").mkdir(parents=True)
+    (root / "d" / "f.txt").write_text("inside")
+    outside.mkdir()
+    (outside / "f.txt").write_text("OUTSIDE")
+    ws = Workspace(root, sandbox=False)
+    checked, checks = Workspace.resolve, []
+    last_check = 1 if tool == "read" else 2  # write checks the path, then opens it
+
+    def swap_after_check(self: Workspace, relative: str) -> Path:
+        path = checked(self, relative)
+        checks.append(relative)
+        if len(checks) == last_check:
+            (root / "d").rename(root / "d.old")
+            (root / "d").symlink_to(outside)
+        return path
+
+    monkeypatch.setattr(Workspace, "resolve", swap_after_check)
+    with pytest.raises(ToolError):
+        if tool == "read":
+            pytest.fail(f"read through the symlink: {ws.read('d/f.txt')!r}")
+        ws.write("d/f.txt", "written")
+    assert (outside / "f.txt").read_text() == "OUTSIDE"
+
+
+async def test_a_command_cannot_fill_memory_through_the_sandboxs_tmpfs(tmp_path: Path) -> None:
+    """/tmp, /dev and /dev/shm inside the sandbox are tmpfs (memory): writing many files, each
+    under the file size limit, must stop at a small size, not at half the machine's memory."""
+    need_bwrap()
+    (tmp_path / "fill.py").write_text(
+        "import errno, sys\n"
+        "folder = ['/tmp', '/dev/shm', '/dev'][int(sys.argv[1])]\n"
+        "chunk = b'x' * (1 << 20)\n"
+        "written = 0\n"
+        "try:\n"
+        "    for n in range(512):\n"
+        "        with open(f'{folder}/f{n}', 'wb') as f:\n"
+        "            f.write(chunk)\n"
+        "        written += 1\n"
+        "except OSError as exc:\n"
+        "    print('FULL', errno.errorcode[exc.errno])\n"
+        "print('MIB', written)\n"
+    )
+    ws = Workspace(tmp_path, sandbox=True)
+    for n, refusal in enumerate(("ENOSPC", "ENOSPC", "EROFS")):
+        result = await ws.run(f"python fill.py {n}", 60)
+        assert f"FULL {refusal}" in result["output"], (n, result["output"])
+        assert int(result["output"].split("MIB ")[1]) <= TMP_BYTES // (1 << 20)

@@ -4,6 +4,8 @@ A run names its workspace (session context or input): caller text. It is resolve
 too, no ``~``) and must lie inside a root the operator allows. With no roots configured, any
 workspace is allowed only while the database holds no active API key: the library, ``tether
 demo`` and ``tether serve --no-auth`` serve one local user, a server with keys serves others.
+Once it holds keys, each owner's workspaces lie in its own folder of a root (``ROOT/OWNER``):
+no key holder works in another owner's folder, nor in a root itself.
 Whatever the workspace, no tool opens tether's own database files nor the kernel's pseudo
 files (``/proc``, ``/sys``, ``/dev``).
 """
@@ -50,6 +52,13 @@ def inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def owner_folders(roots: Iterable[Path], owner: str | None) -> tuple[Path, ...]:
+    """The folder of owner in each root (none for an owner that is no plain folder name)."""
+    if not owner or owner in (".", "..") or "/" in owner or "\x00" in owner:
+        return ()
+    return tuple(root / owner for root in roots)
+
+
 async def _no_keys() -> bool:
     return False
 
@@ -77,21 +86,22 @@ class Confinement:
         resolved = None if roots is None else tuple(Path(os.path.realpath(r)) for r in roots)
         return cls(roots=resolved, protected=database_files(database), keyed=keyed)
 
-    async def workspace(self, requested: object) -> Path:
-        """The resolved workspace a run asked for; WorkspaceNotAllowed unless it is allowed."""
+    async def workspace(self, requested: object, owner: str | None = None) -> Path:
+        """The resolved workspace a run of owner asked for; WorkspaceNotAllowed unless it is
+        allowed."""
         if not isinstance(requested, str) or not requested.strip() or "\x00" in requested:
             raise WorkspaceNotAllowed(
                 "coder needs a workspace: set the session context {'workspace': '/path'} "
                 "or the run input {'workspace': '/path'}"
             )
-        keyed = self.roots is None and await self.keyed()
-        return await asyncio.to_thread(self._allowed, requested, keyed)
+        keyed = await self.keyed()
+        return await asyncio.to_thread(self._allowed, requested, keyed, owner)
 
-    def _allowed(self, requested: str, keyed: bool) -> Path:
+    def _allowed(self, requested: str, keyed: bool, owner: str | None) -> Path:
         path = Path(os.path.realpath(requested))  # no ~ expansion: "~" is a folder name
         if any(inside(path, p) for p in PSEUDO):
             raise WorkspaceNotAllowed(f"the workspace {requested!r} is a kernel pseudo folder")
-        if keyed:
+        if self.roots is None and keyed:
             raise WorkspaceNotAllowed(
                 f"the workspace {requested!r} is not allowed: this server has API keys and "
                 f"no workspace roots, so the coder agent may use no folder; {HOW_TO_ALLOW}"
@@ -100,6 +110,16 @@ class Confinement:
             raise WorkspaceNotAllowed(
                 f"the workspace {requested!r} is outside the workspace roots this server "
                 f"allows; to allow it, {HOW_TO_ALLOW}"
+            )
+        if (
+            self.roots is not None
+            and keyed
+            and not any(inside(path, folder) for folder in owner_folders(self.roots, owner))
+        ):
+            raise WorkspaceNotAllowed(
+                f"the workspace {requested!r} is not in its owner's folder: on a server with "
+                "API keys, an owner's workspaces lie in the folder named after the owner "
+                "inside a workspace root (ROOT/OWNER/…)"
             )
         if not path.is_dir():
             raise WorkspaceNotAllowed(f"the workspace {requested!r} is not a folder")

@@ -45,7 +45,7 @@ def _memory_tools(ctx: RunContext) -> list[Tool]:
 async def _workspace_of(ctx: RunContext) -> Workspace:
     """The workspace the run asked for, once the operator's confinement allows it."""
     requested = ctx.input.get("workspace") or ctx.session.context.get("workspace")
-    return Workspace(await ctx.confinement.workspace(requested), ctx.confinement)
+    return Workspace(await ctx.confinement.workspace(requested, ctx.run.owner), ctx.confinement)
 
 
 async def coder(ctx: RunContext) -> dict[str, Any]:

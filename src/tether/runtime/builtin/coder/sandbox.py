@@ -1,10 +1,11 @@
 """How ``run_command`` confines a command: resource limits set before it starts, a scrubbed
 environment, and bubblewrap (``bwrap``) where it is installed and can create namespaces.
 
-Inside bubblewrap the file system is read-only outside the workspace; the home folder, ``/tmp``,
-``/run``, every workspace root (other runs' workspaces) and the database's folder are empty; the
-database files are hidden even inside the workspace; the command has its own process, network
-(none), IPC and host-name namespaces and dies with tether.
+Inside bubblewrap the file system is read-only outside the workspace (``/dev`` too); ``/tmp``
+and ``/dev/shm`` hold 64 MiB each (memory); the home folder, ``/run``, every workspace root
+(other runs' workspaces) and the database's folder are empty (small tmpfs); the database files
+are hidden even inside the workspace; the command has no capabilities (even for root), its own
+process, network (none), IPC and host-name namespaces, and dies with tether.
 """
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ from pathlib import Path
 
 from tether.runtime.confinement import Confinement, inside
 
+#: Size of the sandbox's /tmp and /dev/shm (memory; /dev is read-only); each folder hidden
+#: from it is a 1 MiB tmpfs.
+TMP_BYTES = 64 * 1024**2
+_HIDDEN_BYTES = 1024**2
 #: bwrap options every sandbox starts with (before the folder mounts).
 _BASE = (
+    "--cap-drop",  # bwrap run by root keeps every capability otherwise (remount / read-write…)
+    "ALL",
     "--die-with-parent",
     "--unshare-all",
     "--new-session",
@@ -32,8 +39,16 @@ _BASE = (
     "/",
     "--dev",
     "/dev",
+    "--size",
+    str(TMP_BYTES),
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",  # the /dev tmpfs would hold half the machine's memory
+    "/dev",
     "--proc",
     "/proc",
+    "--size",  # a tmpfs is memory: bounded, or a command fills half the machine's RAM
+    str(TMP_BYTES),
     "--tmpfs",
     "/tmp",
 )
@@ -131,8 +146,12 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def sandboxed(argv: list[str], workspace: Path, confinement: Confinement) -> list[str]:
-    """argv run by bubblewrap, seeing only workspace writable (see the module's docstring)."""
+def sandboxed(
+    argv: list[str], workspace: Path, confinement: Confinement, workspace_fd: int
+) -> list[str]:
+    """argv run by bubblewrap, seeing only workspace writable (see the module's docstring).
+    workspace_fd is an open descriptor of it (passed to bwrap): the folder bound is the one
+    checked, not whatever its path leads to when bwrap starts."""
     bwrap = shutil.which("bwrap") or "bwrap"
     hidden = {Path("/run"), Path.home()}
     hidden.update(confinement.roots or ())
@@ -140,10 +159,10 @@ def sandboxed(argv: list[str], workspace: Path, confinement: Confinement) -> lis
     args = [bwrap, *_BASE]
     for folder in sorted(hidden, key=lambda p: len(p.parts)):
         if folder != Path("/") and folder.is_dir() and not inside(folder, workspace):
-            args += ["--tmpfs", str(folder)]
+            args += ["--size", str(_HIDDEN_BYTES), "--tmpfs", str(folder)]
     for prefix in sorted({sys.prefix, sys.base_prefix, sys.exec_prefix}):
         args += ["--ro-bind", prefix, prefix]  # the interpreter `python` means
-    args += ["--bind", str(workspace), str(workspace)]
+    args += ["--bind-fd", str(workspace_fd), str(workspace)]
     for file in confinement.protected:
         if file.exists():
             args += ["--ro-bind", "/dev/null", str(file)]

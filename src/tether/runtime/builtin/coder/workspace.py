@@ -24,6 +24,8 @@ MAX_LIST = 500
 MAX_READ = 100_000
 MAX_WRITE = 1_000_000
 MAX_COMMAND_OUTPUT = 16_000
+#: How a folder on a path is opened: never through a symlink (O_PATH where there is one).
+_FOLDER = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class Workspace:
@@ -128,20 +130,37 @@ class Workspace:
         if target.is_dir():
             raise ToolError(f"{relative!r} is a folder")
         existed = target.exists()
-        target.parent.mkdir(parents=True, exist_ok=True)
         data = content.encode()
         with os.fdopen(self._open(relative, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as f:
             f.write(data)
         return {"path": relative, "bytes": len(data), "created": not existed}
 
     def _open(self, relative: str, flags: int) -> int:
-        """A descriptor of the regular file relative names (never through a symlink swapped
-        in after it was resolved, never a FIFO or a device)."""
+        """A descriptor of the regular file relative names (never a FIFO or a device), opened
+        one folder at a time from the workspace's own descriptor without following a symlink:
+        a folder of the path swapped for a symlink after the path was resolved is not
+        followed. With O_CREAT, missing folders are created the same way."""
         target = self.resolve(relative)
         if target.exists() and not stat.S_ISREG(os.stat(target).st_mode):
             raise ToolError(f"{relative!r} is not a regular file")
+        *folders, name = target.relative_to(self.root).parts or (".",)
         try:
-            fd = os.open(target, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+            dir_fd = self._open_root()
+            try:
+                for folder in folders:
+                    if flags & os.O_CREAT:
+                        with contextlib.suppress(FileExistsError):
+                            os.mkdir(folder, dir_fd=dir_fd)
+                    parent, dir_fd = dir_fd, os.open(folder, _FOLDER, dir_fd=dir_fd)
+                    os.close(parent)
+                fd = os.open(
+                    name,
+                    flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                    0o644,
+                    dir_fd=dir_fd,
+                )
+            finally:
+                os.close(dir_fd)
         except OSError as exc:
             raise ToolError(f"cannot open {relative!r}: {exc.strerror or exc}") from exc
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -156,8 +175,36 @@ class Workspace:
         if not 0 < timeout_seconds <= 3600:
             raise ToolError("timeout_seconds must be between 0 and 3600")
         argv = self._argv(command)
+        root_fd = -1
         if await self._sandboxed():
-            argv = sandboxed(argv, self.root, self.confinement)
+            root_fd = self._open_root()
+            argv = sandboxed(argv, self.root, self.confinement, root_fd)
+        try:
+            return await self._run(command, argv, timeout_seconds, root_fd)
+        finally:
+            if root_fd >= 0:
+                os.close(root_fd)
+
+    def _open_root(self) -> int:
+        """A descriptor of the workspace folder, opened one folder at a time from ``/``
+        without following a symlink; ToolError if its path no longer leads to it (a folder on
+        the way replaced by a symlink since the workspace was allowed)."""
+        fd = os.open("/", _FOLDER)
+        try:
+            for part in self.root.parts[1:]:
+                parent, fd = fd, os.open(part, _FOLDER, dir_fd=fd)
+                os.close(parent)
+        except OSError as exc:
+            os.close(fd)
+            raise ToolError(
+                f"the workspace {self.root} is no longer the folder that was allowed "
+                f"(a symlink replaced it or a folder above it): {exc.strerror or exc}"
+            ) from exc
+        return fd
+
+    async def _run(
+        self, command: str, argv: list[str], timeout_seconds: float, root_fd: int
+    ) -> dict[str, Any]:
         limits = await asyncio.to_thread(rlimits, timeout_seconds)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -176,6 +223,7 @@ class Workspace:
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
                 preexec_fn=preexec(limits),
+                pass_fds=(root_fd,) if root_fd >= 0 else (),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise ToolError(f"cannot run {argv[0]!r}: {exc}") from exc
