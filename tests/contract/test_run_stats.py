@@ -35,7 +35,9 @@ async def _play(make: Factory, clock: ManualClock, runs: list[Played]) -> None:
     for agent, seconds, status, models, tools in runs:
         session = await make.session()
         run = await make.held(session.id, agent=agent)
-        steps = [(StepKind.MODEL_CALL, m, StepStatus.COMPLETED, Usage(i, o, 1)) for m, i, o in models]
+        steps: list[tuple[StepKind, str, StepStatus, Usage | None]] = [
+            (StepKind.MODEL_CALL, m, StepStatus.COMPLETED, Usage(i, o, 1)) for m, i, o in models
+        ]
         steps += [
             (StepKind.TOOL_CALL, t, StepStatus.COMPLETED if ok else StepStatus.FAILED, None)
             for t, ok in tools
@@ -64,7 +66,9 @@ async def test_run_stats_count_the_owners_runs_of_the_period(
     clock.advance(3 * 86400)  # three days later: the first run is only in the 7-day view
     await _play(make, clock, RUNS)
     bob = Factory(store, clock, owner="bob")
-    await _play(bob, clock, [("echo", 99, RunStatus.FAILED, [("m1", 500, 5)], [("read_file", False)])])
+    await _play(
+        bob, clock, [("echo", 99, RunStatus.FAILED, [("m1", 500, 5)], [("read_file", False)])]
+    )
 
     day = await service.run_stats(hours=24)
     assert day.since == datetime(2026, 1, 3, 11, tzinfo=UTC)
@@ -76,7 +80,10 @@ async def test_run_stats_count_the_owners_runs_of_the_period(
     assert counts == {RunStatus.COMPLETED: 4, RunStatus.FAILED: 1}
     assert [s.start for s in day.by_hour] == [datetime(2026, 1, 4, 10, tzinfo=UTC)] * 2
     # echo took 1, 2, 4 and 10 s: nearest rank p50 = the 2nd of 4, p95 = the 4th.
-    assert day.durations == [AgentDurations("coder", 1, 3.0, 3.0), AgentDurations("echo", 4, 2.0, 10.0)]
+    assert day.durations == [
+        AgentDurations("coder", 1, 3.0, 3.0),
+        AgentDurations("echo", 4, 2.0, 10.0),
+    ]
     midnight = datetime(2026, 1, 4, tzinfo=UTC)
     assert day.tokens == [ModelTokens(midnight, "m1", 30, 15), ModelTokens(midnight, "m2", 7, 3)]
     assert day.failing_tools == [ToolFailures("run_command", 2, 2), ToolFailures("read_file", 2, 1)]

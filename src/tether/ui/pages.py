@@ -1,5 +1,5 @@
-"""The UI's pages: sessions, the overview, a session, runs across sessions, a run, the login form, and a
-friendly 404."""
+"""The UI's pages: sessions, the overview, a session, runs across sessions, a run, the login
+form, and a friendly 404."""
 
 from __future__ import annotations
 

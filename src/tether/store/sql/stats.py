@@ -33,9 +33,7 @@ class StatsPart(SqlBase):
                 for r in hours
             ],
             durations=[
-                AgentDurations(
-                    r["agent"], int(r["n"]), int(r["p50"]) / 1e6, int(r["p95"]) / 1e6
-                )
+                AgentDurations(r["agent"], int(r["n"]), int(r["p50"]) / 1e6, int(r["p95"]) / 1e6)
                 for r in durations
             ],
             tokens=[
