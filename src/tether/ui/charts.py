@@ -10,10 +10,11 @@ from datetime import datetime, timedelta
 from tether.core.stats import RunStats
 from tether.core.status import RunStatus
 
-#: Width of every chart's viewBox; the SVG scales to the width of its card.
-WIDTH = 1000
-#: Height of the runs-per-hour chart and of one row of a bar chart, in viewBox units.
-COLUMN_HEIGHT, ROW_HEIGHT = 240, 36
+#: Width and height of the runs-per-hour chart's viewBox (stretched to its card: no text).
+WIDTH, COLUMN_HEIGHT = 1000, 240
+#: Width of a bar chart's viewBox and height of one of its rows (a label over a bar): scaled
+#: evenly, so that its labels stay readable on a phone.
+BAR_WIDTH, ROW_HEIGHT = 600, 56
 #: Stacking order of the statuses, finished first.
 STATUSES = [
     RunStatus.COMPLETED,
@@ -82,14 +83,15 @@ def runs_per_hour(stats: RunStats) -> tuple[list[Rect], dict[RunStatus, int], fl
 
 
 def bars(rows: Sequence[Row]) -> list[Rect]:
-    """Horizontal bars, one row each, scaled to the largest value (labels are drawn apart)."""
+    """Horizontal bars, one row each, scaled to the largest value; the title is the label
+    drawn above the bar."""
     top = max((r.value for r in rows), default=0) or 1
     return [
         Rect(
             0,
-            i * ROW_HEIGHT + 6,
-            round(max(r.value / top * WIDTH, 2), 2),
-            ROW_HEIGHT - 12,
+            i * ROW_HEIGHT + 28,
+            round(max(r.value / top * BAR_WIDTH, 2), 2),
+            20,
             r.css,
             f"{r.label}: {r.text}",
         )

@@ -238,7 +238,12 @@ async def overview_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any
         "duration_bars": charts.bars(durations),
         "token_bars": charts.bars(tokens),
         "tool_bars": charts.bars(tools),
-        "chart": {"width": charts.WIDTH, "column": charts.COLUMN_HEIGHT, "row": charts.ROW_HEIGHT},
+        "chart": {
+            "width": charts.WIDTH,
+            "column": charts.COLUMN_HEIGHT,
+            "bar_width": charts.BAR_WIDTH,
+            "row": charts.ROW_HEIGHT,
+        },
         "now": svc.clock.now(),
     }
 
