@@ -1224,11 +1224,11 @@ ORDER BY slot, model;
 -- name: stats_failing_tools
 -- Overview: the tools of those runs whose calls failed (or are in doubt) most.
 SELECT s.name AS tool, count(*) AS calls,
-       sum(CASE WHEN s.status IN ('failed', 'in_doubt') THEN 1 ELSE 0 END) AS failed
+       sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) AS failed
 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
 WHERE r.owner = :owner AND r.created_at >= :since AND r.created_at < :until
   AND s.kind = 'tool_call'
 GROUP BY s.name
-HAVING sum(CASE WHEN s.status IN ('failed', 'in_doubt') THEN 1 ELSE 0 END) > 0
+HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
 ORDER BY failed DESC, tool
 LIMIT :limit;
