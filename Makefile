@@ -43,7 +43,7 @@ test-fast: $(STAMP) ## the suite without browser, PostgreSQL and slow tests (und
 	$(PY) -m pytest -n $(JOBS) -q -m "not browser and not postgres and not slow"
 
 screenshots: $(STAMP) ## refresh the UI screenshots in docs/images (a real Chromium)
-	TETHER_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/ui/test_ui_docs.py tests/ui/test_ui_runs_list.py -k screenshots
+	TETHER_SCREENSHOTS=docs/images $(PY) -m pytest -q tests/ui/test_ui_docs.py tests/ui/test_ui_runs_list.py tests/ui/test_ui_overview.py -k screenshots
 
 lint: $(STAMP) ## ruff (with complexity), mypy --strict and the import-layer contracts
 	$(VENV)/bin/ruff check src tests $(wildcard bench)

@@ -111,6 +111,9 @@ def _convert(hint: Any, value: Any) -> Any:
         return _convert(args[0], value) if len(args) == 1 else value
     if origin is tuple:
         return tuple(value)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return [_convert(item, v) for v in value]
     if hint is datetime:
         return from_iso(value)
     if isinstance(hint, type) and issubclass(hint, Enum):

@@ -22,6 +22,7 @@ from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Activity, IfBusy, Run, RunActivity, RunOptionFields, RunOptions
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
+from tether.core.stats import RunStats
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime import limits
@@ -556,6 +557,17 @@ class Service:
         """The agents the running workers (of every process sharing the store) have."""
         return await self.store.live_agents(now=self.clock.now())
 
+    async def run_stats(self, *, hours: int = 24) -> RunStats:
+        """The owner's runs of the last hours whole hours (the current one included), counted
+        by hour and status, with durations by agent, tokens by day and model, failing tools."""
+        if not 1 <= hours <= MAX_STATS_HOURS:
+            raise UsageError(f"hours must be between 1 and {MAX_STATS_HOURS}, not {hours}")
+        hour = self.clock.now().replace(minute=0, second=0, microsecond=0)
+        since = hour - timedelta(hours=hours - 1)
+        return await self.store.run_stats(
+            owner=self.owner, since=since, until=hour + timedelta(hours=1)
+        )
+
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> Run:
         """Wait until the run is terminal or waiting for a person (or timeout passes); the run
         as it then is."""
@@ -870,6 +882,8 @@ class Service:
 
 
 _NO_RUNS = RunActivity()
+#: The longest period the overview aggregates (31 days).
+MAX_STATS_HOURS = 31 * 24
 _SORTS: tuple[SessionSort, ...] = ("created_at", "updated_at", "activity_at", "id", "activity")
 
 

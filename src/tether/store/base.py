@@ -27,6 +27,7 @@ from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
 from tether.core.session import Session
+from tether.core.stats import RunStats
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
@@ -86,6 +87,13 @@ class Store(Protocol):
 
     async def count_active_sessions(self, *, now: datetime) -> int:
         """How many sessions of every owner are active as of now (exact expiry)."""
+
+    async def run_stats(
+        self, *, owner: str, since: datetime, until: datetime, tools: int = 10
+    ) -> RunStats:
+        """Owner's runs created in [since, until), aggregated in the database: counts by hour
+        and status, p50/p95 durations by agent, model-call tokens by UTC day and model, and
+        the tools (at most tools of them) whose calls failed most."""
 
     # -- sessions ------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""The UI's pages: sessions, a session, runs across sessions, a run, the login form, and a
-friendly 404."""
+"""The UI's pages: sessions, the overview, a session, runs across sessions, a run, the login
+form, and a friendly 404."""
 
 from __future__ import annotations
 
@@ -20,6 +20,13 @@ async def sessions_page(request: Request, svc: Owned) -> Response:
     """Every session of the owner, newest activity first."""
     context = await views.sessions_view(svc, request.query_params)
     return page(request, "sessions.html", **context)
+
+
+@router.get("/overview")
+async def overview_page(request: Request, svc: Owned) -> Response:
+    """Charts of the owner's runs over the last 24 h or 7 d, with their numbers."""
+    context = await views.overview_view(svc, request.query_params)
+    return page(request, "overview.html", **context)
 
 
 @router.get("/sessions/{session_id}")

@@ -13,6 +13,8 @@ from tether.core.status import RUN_UNFINISHED, RunStatus, SessionStatus, StepSta
 from tether.core.step import Step
 from tether.runtime import limits
 from tether.runtime.service import Service
+from tether.ui import charts
+from tether.ui.format import duration
 
 SESSIONS_PER_PAGE = 25
 RUNS_PER_PAGE = 50
@@ -197,6 +199,52 @@ async def runs_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
         "paged": cursor is not None,
         "filtered": bool(status or agent or period or text or stuck),
         "now": now,
+    }
+
+
+#: The overview's periods, in hours.
+OVERVIEW_PERIODS = {"24h": 24, "7d": 7 * 24}
+
+
+async def overview_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
+    """The owner's runs of the last 24 h or 7 d as charts, each with its numbers."""
+    period = _choice(query.get("period"), list(OVERVIEW_PERIODS)) or "24h"
+    stats = await svc.run_stats(hours=OVERVIEW_PERIODS[period])
+    columns, totals, top = charts.runs_per_hour(stats)
+    durations = [
+        row
+        for d in stats.durations
+        for row in (
+            charts.Row(f"{d.agent} p50", d.p50_seconds, duration(d.p50_seconds), "bar-p50"),
+            charts.Row(f"{d.agent} p95", d.p95_seconds, duration(d.p95_seconds), "bar-p95"),
+        )
+    ]
+    tokens = [
+        charts.Row(f"{t.day:%d %b} {t.model}", t.total_tokens, f"{t.total_tokens:,} tokens")
+        for t in stats.tokens
+    ]
+    tools = [
+        charts.Row(f.tool, f.failed, f"{f.failed} of {f.calls} failed", "bar-bad")
+        for f in stats.failing_tools
+    ]
+    return {
+        "period": period,
+        "periods": list(OVERVIEW_PERIODS),
+        "stats": stats,
+        "columns": columns,
+        "totals": totals,
+        "top": top,
+        "total_runs": sum(totals.values()),
+        "duration_bars": charts.bars(durations),
+        "token_bars": charts.bars(tokens),
+        "tool_bars": charts.bars(tools),
+        "chart": {
+            "width": charts.WIDTH,
+            "column": charts.COLUMN_HEIGHT,
+            "bar_width": charts.BAR_WIDTH,
+            "row": charts.ROW_HEIGHT,
+        },
+        "now": svc.clock.now(),
     }
 
 

@@ -1284,3 +1284,48 @@ VALUES (%(thread)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, %(idx)s, 
 
 -- name: copy_clear_checkpoint_writes
 DELETE FROM checkpoint_writes;
+
+-- name: stats_runs_by_hour
+-- Overview: the owner's runs created in [since, until) by hour (microseconds / %(hour)s) and
+-- status (the runs_by_owner index).
+SELECT created_at / %(hour)s AS slot, status, count(*) AS n FROM runs
+WHERE owner = %(owner)s AND created_at >= %(since)s AND created_at < %(until)s
+GROUP BY 1, 2
+ORDER BY slot, status;
+
+-- name: stats_run_durations
+-- Overview: nearest-rank p50 and p95 of the durations of the finished runs, by agent.
+WITH d AS (
+    SELECT agent, ended_at - started_at AS us,
+           row_number() OVER (PARTITION BY agent ORDER BY ended_at - started_at) AS k,
+           count(*) OVER (PARTITION BY agent) AS n
+    FROM runs
+    WHERE owner = %(owner)s AND created_at >= %(since)s AND created_at < %(until)s
+      AND started_at IS NOT NULL AND ended_at IS NOT NULL
+)
+SELECT agent, n,
+       max(CASE WHEN k = (50 * n + 99) / 100 THEN us END) AS p50,
+       max(CASE WHEN k = (95 * n + 99) / 100 THEN us END) AS p95
+FROM d GROUP BY agent, n ORDER BY agent;
+
+-- name: stats_tokens_by_day
+-- Overview: tokens of the model calls of those runs, by UTC day (microseconds / %(day)s) and model.
+SELECT s.started_at / %(day)s AS slot, s.name AS model,
+       sum(s.input_tokens) AS input_tokens, sum(s.output_tokens) AS output_tokens
+FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+WHERE r.owner = %(owner)s AND r.created_at >= %(since)s AND r.created_at < %(until)s
+  AND s.kind = 'model_call'
+GROUP BY 1, 2
+ORDER BY slot, model;
+
+-- name: stats_failing_tools
+-- Overview: the tools of those runs whose calls failed (or are in doubt) most.
+SELECT s.name AS tool, count(*) AS calls,
+       sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) AS failed
+FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+WHERE r.owner = %(owner)s AND r.created_at >= %(since)s AND r.created_at < %(until)s
+  AND s.kind = 'tool_call'
+GROUP BY s.name
+HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
+ORDER BY failed DESC, tool
+LIMIT %(limit)s;

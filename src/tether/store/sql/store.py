@@ -8,11 +8,19 @@ from tether.store.sql.keys import KeysPart
 from tether.store.sql.memory import MemoryPart
 from tether.store.sql.retention import RetentionPart
 from tether.store.sql.routing import RoutingPart
+from tether.store.sql.stats import StatsPart
 from tether.store.sql.steps import StepsPart
 
 
 class SqlStore(
-    RoutingPart, StepsPart, CheckpointsPart, MemoryPart, KeysPart, GaugesPart, RetentionPart
+    RoutingPart,
+    StepsPart,
+    CheckpointsPart,
+    MemoryPart,
+    KeysPart,
+    GaugesPart,
+    RetentionPart,
+    StatsPart,
 ):
     """Every Store operation; SQL text and connections come from the backend's Database."""
 
