@@ -9,10 +9,11 @@ from collections.abc import Iterator
 import pytest
 
 
-@pytest.fixture(autouse=True)
-def _close_the_default_loop() -> Iterator[None]:
+@pytest.fixture
+def close_the_default_loop() -> Iterator[None]:
     """The Agents SDK's ``Runner.run_sync`` runs on the thread's default loop and leaves it
-    open for the next call: close it after the test, as a program would at its end."""
+    open for the next call: close it after the test, as a program would at its end (the Agents
+    SDK's tests ask for it)."""
     yield
     policy = asyncio.get_event_loop_policy()
     with warnings.catch_warnings():

@@ -23,6 +23,8 @@ from agents.usage import Usage as AgentsUsage  # noqa: E402
 
 from tether.integrations.openai_agents import TetherSession, runs  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("close_the_default_loop")
+
 USAGE = AgentsUsage(requests=1, input_tokens=12, output_tokens=3, total_tokens=15)
 
 

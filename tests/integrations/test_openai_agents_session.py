@@ -26,6 +26,8 @@ from agents.testing import ScriptedModel, assistant_message  # noqa: E402
 
 from tether.integrations.openai_agents import TetherSession  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("close_the_default_loop")
+
 #: Responses-API items of every shape a conversation holds.
 ITEMS: list[Any] = [
     {"role": "user", "content": "What is 2 + 2?"},

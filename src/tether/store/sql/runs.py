@@ -142,7 +142,7 @@ class RunsPart(SessionsPart):
         self, tx: Tx, run: Run, worker_id: str, now: datetime, lease_seconds: float
     ) -> Run:
         row = await tx.one(
-            "hold_run",
+            "hold_run" if run.status is RunStatus.READY else "hold_resumed_run",
             id=run.id,
             worker_id=worker_id,
             lease_expires_at=to_us(now + timedelta(seconds=lease_seconds)),

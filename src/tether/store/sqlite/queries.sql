@@ -308,12 +308,19 @@ WHERE id = (
 RETURNING *;
 
 -- name: hold_run
--- A run its creator executes itself (a framework's runner): a new ready run, or a resumed one
--- nobody holds, taken by that worker at once, so no other worker can claim it.
+-- A run its creator executes itself (a framework's runner): a new ready run, taken by that
+-- worker at once, so no other worker can claim it.
 UPDATE runs
 SET status = 'running', worker_id = :worker_id, lease_expires_at = :lease_expires_at,
     started_at = COALESCE(started_at, :now), updated_at = :now
-WHERE id = :id AND (status = 'ready' OR (status = 'running' AND worker_id IS NULL))
+WHERE id = :id AND status = 'ready'
+RETURNING *;
+
+-- name: hold_resumed_run
+-- A resumed run nobody holds (it is running again), taken by its creator's worker at once.
+UPDATE runs
+SET worker_id = :worker_id, lease_expires_at = :lease_expires_at, updated_at = :now
+WHERE id = :id AND status = 'running' AND worker_id IS NULL
 RETURNING *;
 
 -- name: renew_lease
