@@ -569,14 +569,14 @@ class TetherAgentsSession(AgentsSqlite):
     async def open(self, folder: Path) -> None:
         from tether.integrations.openai_agents import TetherSession
 
+        self.path = folder / f"tether-agents-{self.level}.db"
         self.tt = tether.open(
-            folder / f"tether-agents-{self.level}.db",
+            self.path,
             owner=OWNER,
             worker=False,
             durability=self.level,
         )
         self.cls = lambda key, _path: TetherSession(key, self.tt)
-        self.path = folder
         self.sessions = []
 
     async def close(self) -> None:
