@@ -107,6 +107,16 @@ class RunCreate(_Request):
         return RunOptions(**self.model_dump(exclude={"goal"}))
 
 
+class StatelessRunCreate(RunCreate):
+    """A run without a session: in one made for it alone."""
+
+    #: delete: its session is deleted once the run has ended; keep: it stays.
+    on_completion: Literal["delete", "keep"] = "delete"
+
+    def options(self) -> RunOptions:
+        return RunOptions(**self.model_dump(exclude={"goal", "on_completion"}))
+
+
 class RunResume(_Request):
     #: What the waiting run asked for (an answer, an approval); required, null included.
     input: Any = Field(...)

@@ -88,9 +88,11 @@ class Service:
         session_id: str | None = None,
         external_key: str | None = None,
         app: str | None = None,
+        temporary: bool = False,
     ) -> Session:
         """Open a new, active session (TTL: 30 days unless given; None = never expires).
-        AlreadyExists when external_key already names another session of the owner."""
+        AlreadyExists when external_key already names another session of the owner.
+        temporary: a stateless run's (see runtime.stateless), deleted once its runs end."""
         session = self._new_session(
             title,
             metadata,
@@ -100,7 +102,7 @@ class Service:
             limits.external_key(external_key),
             app,
         )
-        return await self.store.create_session(session)
+        return await self.store.create_session(session, temporary=temporary)
 
     async def get_or_create_session(
         self,

@@ -23,7 +23,7 @@ from tether.core.clock import Clock, SystemClock
 from tether.core.errors import StoreError
 from tether.core.ids import new_id
 from tether.core.run import Run
-from tether.runtime import log_context
+from tether.runtime import log_context, stateless
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.executor import Executor, ModelResolver
 from tether.runtime.instruments import Instruments, installed
@@ -231,6 +231,9 @@ class Worker:
                     (self._instruments or installed()).runs_reaped(reaped)
                 if loop.time() >= next_sweep:
                     await self.store.expire_sessions(now=self.clock.now())
+                    await stateless.sweep(
+                        self.store, self.clock, idle_seconds=settings.sweep_interval
+                    )
                     next_sweep = loop.time() + settings.sweep_interval
             except StoreError as exc:
                 log.warning("reaping failed, retrying: %s", exc)

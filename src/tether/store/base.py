@@ -21,6 +21,7 @@ from enum import Enum
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from tether.core.api_key import ApiKey
+from tether.core.assistant import Assistant
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role
@@ -97,9 +98,10 @@ class Store(Protocol):
 
     # -- sessions ------------------------------------------------------------------------------
 
-    async def create_session(self, session: Session) -> Session:
+    async def create_session(self, session: Session, *, temporary: bool = False) -> Session:
         """Insert a new session (+ session.created). AlreadyExists if the id is taken, or its
-        external key by another session of the owner."""
+        external key by another session of the owner. temporary: made for stateless runs, it is
+        among finished_temporary_sessions once its runs have ended."""
 
     async def get_or_create_session(self, session: Session) -> tuple[Session, bool]:
         """The owner's session with session.external_key as it is stored, with False; else
@@ -599,13 +601,19 @@ class Store(Protocol):
         closed_before, or expired (persisted) with an expiry before expired_before; None leaves
         that kind out."""
 
+    async def finished_temporary_sessions(
+        self, *, idle_before: datetime, limit: int = 100
+    ) -> list[str]:
+        """Ids of temporary sessions (any owner's) without activity since before idle_before
+        and without an unfinished run (at most limit, longest idle first)."""
+
     async def owner_session_ids(self, owner: str, *, limit: int = 100) -> list[str]:
         """Ids of owner's sessions (at most limit)."""
 
     async def erase_owner_data(self, owner: str) -> dict[str, int]:
         """Delete what owner has outside sessions, in one transaction: user and app memory, the
-        events left (user and app memory writes), UI sessions and API keys; rows deleted by
-        table."""
+        events left (user and app memory writes), UI sessions, API keys and assistants; rows
+        deleted by table."""
 
     async def count_rows(self) -> dict[str, int]:
         """Rows per table (sessions, runs, steps, messages, memory, events, api_keys)."""
@@ -687,3 +695,36 @@ class Store(Protocol):
         self, source_id: str, target_id: str, *, owner: str, now: datetime
     ) -> None:
         """Copy one session's checkpoints into another, with the conversation they hold."""
+
+    # -- assistants ----------------------------------------------------------------------------
+
+    async def create_assistant(self, assistant: Assistant) -> Assistant:
+        """Insert the assistant and its first version (assistant.version). AlreadyExists if
+        its id is taken."""
+
+    async def get_assistant(self, assistant_id: str, *, owner: str) -> Assistant | None:
+        """The owner's assistant as its runs see it (the chosen version), or None."""
+
+    async def list_assistants(self, *, owner: str, limit: int = 1000) -> list[Assistant]:
+        """The owner's assistants, oldest first (at most limit)."""
+
+    async def update_assistant(
+        self, assistant_id: str, *, owner: str, changes: Mapping[str, Any], now: datetime
+    ) -> Assistant:
+        """Add a version: the chosen one with changes (graph_id, name, description, config,
+        context, metadata) applied, numbered after the last; it becomes the chosen one.
+        NotFound if the owner has no such assistant."""
+
+    async def set_assistant_version(
+        self, assistant_id: str, version: int, *, owner: str, now: datetime
+    ) -> Assistant:
+        """Make an existing version the one runs use. NotFound for an unknown assistant or
+        version."""
+
+    async def list_assistant_versions(
+        self, assistant_id: str, *, owner: str, limit: int, offset: int = 0
+    ) -> list[Assistant]:
+        """The assistant's versions, newest first. NotFound for an unknown assistant."""
+
+    async def delete_assistant(self, assistant_id: str, *, owner: str) -> None:
+        """Remove the assistant and its versions. NotFound for an unknown one."""

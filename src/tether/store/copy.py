@@ -59,7 +59,7 @@ TABLES: tuple[Table, ...] = (
         "id",
         "id owner title status metadata context ttl_seconds created_at updated_at "
         "last_activity_at closed_at run_count message_count input_tokens output_tokens "
-        "model_requests deleted_runs external_key app cleared_seq",
+        "model_requests deleted_runs external_key app cleared_seq temporary",
         "metadata context",
     ),
     _table(
@@ -116,6 +116,19 @@ TABLES: tuple[Table, ...] = (
         "",
         # (special writes have negative indexes)
         (0, "", "", "", -(2**31)),
+    ),
+    _table(
+        "assistants",
+        "id",
+        "id owner graph_id name description config context metadata version created_at updated_at",
+        "config context metadata",
+    ),
+    _table(
+        "assistant_versions",
+        "assistant_id version",
+        "assistant_id version graph_id name description config context metadata created_at",
+        "config context metadata",
+        ("", 0),
     ),
 )
 

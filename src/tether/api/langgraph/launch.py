@@ -25,7 +25,7 @@ from tether.core.errors import Conflict, NotFound, SessionBusy, UsageError
 from tether.core.ids import made_at
 from tether.core.run import Run, RunOptions
 from tether.core.status import RUN_UNFINISHED, RunStatus
-from tether.runtime import limits
+from tether.runtime import limits, stateless
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.service import Service
 
@@ -49,6 +49,7 @@ ACCEPTED = frozenset(
         "durability",
         "checkpoint_during",
         "strict_resume",
+        "on_completion",
     }
 )
 #: Keys for features tether does not provide, and why; refused whenever they ask for anything.
@@ -61,7 +62,6 @@ REFUSED = {
     "checkpoint": "a run cannot start from (fork) an earlier checkpoint",
     "checkpoint_id": "a run cannot start from (fork) an earlier checkpoint",
     "langsmith_tracer": "tether does not trace to LangSmith",
-    "on_completion": "tether has no stateless runs",
 }
 _NO_RESUME = object()
 
@@ -82,6 +82,8 @@ class RunRequest:
     create_thread: bool
     after_seconds: float | None
     kwargs: dict[str, Any] = field(default_factory=dict)
+    #: What becomes of a stateless run's thread once it ends (None: not asked).
+    on_completion: str | None = None
 
     @property
     def resuming(self) -> bool:
@@ -156,6 +158,9 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
     opt_bool(request, "strict_resume")
     if feedback:
         kwargs["feedback_keys"] = feedback
+    on_completion = request.get("on_completion")
+    if on_completion is not None:
+        kwargs["on_completion"] = one_of(on_completion, ("delete", "keep"), "body.on_completion")
     return RunRequest(
         agent=agent,
         assistant_id=assistant_id,
@@ -176,6 +181,7 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         == "create",
         after_seconds=float(after) if after else None,
         kwargs=kwargs,
+        on_completion=on_completion,
     )
 
 
@@ -231,8 +237,33 @@ async def last_event_id(svc: Service, run_id: str) -> int:
             return last
 
 
+async def start_stateless(svc: Service, req: RunRequest) -> Run:
+    """Start a run without a thread: in a thread of its own, deleted once the run has ended
+    unless on_completion is keep."""
+    if req.resuming:
+        raise UsageError(
+            "a run without a thread (stateless) has nothing waiting to resume: body.command."
+            "resume answers a waiting run of a thread, so give the thread's id"
+        )
+    field = "body.input.messages"
+    messages = input_messages((req.input or {}).get("messages"), field, "input")
+    req.kwargs.setdefault("on_completion", "delete")
+    return await stateless.start(
+        svc,
+        goal_of(req.input, req.agent),
+        options=req.options(),
+        messages=messages,
+        keep=req.kwargs["on_completion"] == "keep",
+    )
+
+
 async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int]:
     """Start (or resume) the run; the run and the event after which its stream begins."""
+    if req.on_completion is not None:
+        raise UsageError(
+            "body.on_completion is for runs without a thread (stateless runs): this run's "
+            f"thread {thread_id} stays"
+        )
     await ensure_thread(svc, thread_id, req.create_thread)
     if req.resuming:
         return await _resume_waiting(svc, thread_id, req.resume)

@@ -1,10 +1,10 @@
 """Runs of a thread: create (background, wait, stream), list, get, join, join the stream,
-cancel and delete."""
+cancel and delete; runs without a thread (stateless), alone or in a batch."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query, Request
@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tether.api.auth import Owned, key_alive
 from tether.api.langgraph import launch, stream
-from tether.api.langgraph.options import one_of, refuse, stream_modes
+from tether.api.langgraph.options import obj, one_of, refuse, stream_modes
 from tether.api.langgraph.shapes import (
     RUN_FIELDS,
     RUN_STATUS,
@@ -23,13 +23,16 @@ from tether.api.langgraph.shapes import (
     run_error,
 )
 from tether.api.langgraph.state import Conversation, current_values, values_of
-from tether.core.errors import InvalidTransition, NotFound
+from tether.core.errors import InvalidTransition, NotFound, UsageError
 from tether.core.run import Run
 from tether.core.status import RunStatus
+from tether.runtime import stateless
 from tether.runtime.service import Service
 
 router = APIRouter(tags=["langgraph"], include_in_schema=False)
 
+#: The most runs one batch creates.
+_MAX_BATCH = 100
 _SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
 
@@ -264,16 +267,85 @@ async def cancel_run(
     return JSONResponse(await result_of(svc, run))
 
 
+async def _discard_ended(svc: Service, run: Run) -> None:
+    """After a stateless run's answer: delete its thread if the run has ended (one still
+    waiting for a person keeps it; the reaper's sweep deletes it once the run ends)."""
+    try:
+        if (await svc.get_run(run.id)).is_terminal:
+            await stateless.discard(svc, run.session_id)
+    except NotFound:
+        pass
+
+
+async def _then(
+    body: AsyncIterable[Any], after: Callable[[], Awaitable[None]]
+) -> AsyncIterator[Any]:
+    async for chunk in body:
+        yield chunk
+    await after()
+
+
+def _stateless_answer(
+    svc: Service, req: launch.RunRequest, run: Run, response: StreamingResponse
+) -> Response:
+    if req.kwargs.get("on_completion") == "delete":
+        response.body_iterator = _then(response.body_iterator, lambda: _discard_ended(svc, run))
+    return response
+
+
 @router.post("/runs")
+async def create_stateless_run(svc: Owned, body: RunBody = None) -> Response:
+    """A background run without a thread (in one made for it, deleted once it ends unless
+    on_completion is keep)."""
+    run = await launch.start_stateless(svc, launch.parse(body, svc.agents))
+    return JSONResponse(run_dict(run), headers=_paths(run))
+
+
 @router.post("/runs/wait")
+async def wait_stateless_run(svc: Owned, request: Request, body: RunBody = None) -> Response:
+    """A run without a thread; its result once it ends (the thread then goes, unless kept)."""
+    req = launch.parse(body, svc.agents)
+    run = await launch.start_stateless(svc, req)
+    return _stateless_answer(svc, req, run, _outcome(request, svc, run))
+
+
 @router.post("/runs/stream")
-@router.post("/runs/batch")
-async def stateless_run() -> Response:
-    """Runs without a thread are refused: every tether run belongs to a session."""
-    raise refuse(
-        "thread_id=None (a stateless run)",
-        "every tether run belongs to a session: create a thread (threads.create) and run in it",
+async def stream_stateless_run(svc: Owned, request: Request, body: RunBody = None) -> Response:
+    """A run without a thread, streamed (the thread then goes, unless kept)."""
+    req = launch.parse(body, svc.agents)
+    run = await launch.start_stateless(svc, req)
+    plan = stream.Plan(
+        run=run,
+        modes=req.modes,
+        resumable=req.resumable,
+        cancel_on_disconnect=req.on_disconnect == "cancel",
     )
+    return _stateless_answer(svc, req, run, _sse(request, svc, plan))
+
+
+@router.post("/runs/batch")
+async def create_batch(
+    svc: Owned, body: Annotated[list[dict[str, Any]] | None, Body()] = None
+) -> Response:
+    """Background runs, each in its thread (thread_id) or, without one, stateless."""
+    if not body:
+        raise UsageError("body must be a non-empty list of runs")
+    if len(body) > _MAX_BATCH:
+        raise UsageError(f"body holds at most {_MAX_BATCH} runs")
+    parsed = []
+    for item in body:
+        fields = obj(item, "body[]")
+        thread_id = fields.pop("thread_id", None)
+        if thread_id is not None and not isinstance(thread_id, str):
+            raise UsageError("body[].thread_id must be a thread id")
+        parsed.append((thread_id, launch.parse(fields, svc.agents)))
+    runs = []
+    for thread_id, req in parsed:
+        if thread_id is None:
+            runs.append(await launch.start_stateless(svc, req))
+        else:
+            runs.append((await launch.start(svc, thread_id, req))[0])
+    return JSONResponse([run_dict(r) for r in runs])
 
 
 @router.post("/runs/crons")

@@ -13,6 +13,7 @@ from tether.api import render, schemas
 from tether.api.auth import Owned
 from tether.api.params import Cursor, Limit, Since, Until
 from tether.core.status import RunStatus, StepStatus
+from tether.runtime import stateless
 
 router = APIRouter(tags=["runs"])
 
@@ -26,6 +27,18 @@ async def create_run(
 ) -> Response:
     """Accept a run (ready); the worker executes it. A busy session answers by if_busy."""
     run = await svc.create_run(session_id, body.goal, options=body.options())
+    return render.record(run, 201, {"Location": f"/v1/runs/{run.id}"})
+
+
+@router.post("/v1/runs", status_code=201, response_model=schemas.Run)
+async def create_stateless_run(
+    svc: Owned, body: Annotated[schemas.StatelessRunCreate, Body()]
+) -> Response:
+    """Accept a run in a new session of its own (a stateless run): the session is deleted once
+    the run has ended, within a sweep interval, unless on_completion is keep."""
+    run = await stateless.start(
+        svc, body.goal, options=body.options(), keep=body.on_completion == "keep"
+    )
     return render.record(run, 201, {"Location": f"/v1/runs/{run.id}"})
 
 

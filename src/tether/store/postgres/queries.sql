@@ -805,11 +805,12 @@ ORDER BY id LIMIT %(limit)s;
 INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
                      updated_at, last_activity_at, closed_at, run_count, message_count,
                      input_tokens, output_tokens, model_requests, deleted_runs, external_key, app,
-                     cleared_seq)
+                     cleared_seq, temporary)
 VALUES (%(id)s, %(owner)s, %(title)s, %(status)s, %(metadata)s::jsonb, %(context)s::jsonb,
         %(ttl_seconds)s, %(created_at)s, %(updated_at)s, %(last_activity_at)s, %(closed_at)s,
         %(run_count)s, %(message_count)s, %(input_tokens)s, %(output_tokens)s,
-        %(model_requests)s, %(deleted_runs)s, %(external_key)s, %(app)s, %(cleared_seq)s);
+        %(model_requests)s, %(deleted_runs)s, %(external_key)s, %(app)s, %(cleared_seq)s,
+        %(temporary)s);
 
 -- name: copy_clear_sessions
 DELETE FROM sessions;
@@ -1336,3 +1337,97 @@ GROUP BY s.name
 HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
 ORDER BY failed DESC, tool
 LIMIT %(limit)s;
+
+-- Temporary sessions (stateless runs) and assistants with versions.
+
+-- name: mark_session_temporary
+UPDATE sessions SET temporary = 1 WHERE id = %(id)s;
+
+-- name: finished_temporary_sessions
+-- Temporary sessions idle since before %(before)s whose runs have all ended.
+SELECT s.id FROM sessions AS s
+WHERE s.temporary = 1 AND s.last_activity_at < %(before)s
+  AND NOT EXISTS (SELECT 1 FROM runs AS r
+                  WHERE r.session_id = s.id AND r.status IN ('ready', 'running', 'waiting'))
+ORDER BY s.last_activity_at
+LIMIT %(limit)s;
+
+-- name: insert_assistant
+INSERT INTO assistants (id, owner, graph_id, name, description, config, context, metadata,
+                        version, created_at, updated_at)
+VALUES (%(id)s, %(owner)s, %(graph_id)s, %(name)s, %(description)s, %(config)s::jsonb,
+        %(context)s::jsonb, %(metadata)s::jsonb, %(version)s, %(created_at)s, %(updated_at)s);
+
+-- name: insert_assistant_version
+INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config,
+                                context, metadata, created_at)
+VALUES (%(id)s, %(version)s, %(graph_id)s, %(name)s, %(description)s, %(config)s::jsonb,
+        %(context)s::jsonb, %(metadata)s::jsonb, %(created_at)s);
+
+-- name: get_assistant
+SELECT * FROM assistants WHERE id = %(id)s AND owner = %(owner)s;
+
+-- name: list_assistants
+SELECT * FROM assistants WHERE owner = %(owner)s ORDER BY created_at, id LIMIT %(limit)s;
+
+-- name: last_assistant_version
+SELECT max(version) AS version FROM assistant_versions WHERE assistant_id = %(id)s;
+
+-- name: get_assistant_version
+SELECT * FROM assistant_versions WHERE assistant_id = %(id)s AND version = %(version)s;
+
+-- name: list_assistant_versions
+SELECT * FROM assistant_versions WHERE assistant_id = %(id)s
+ORDER BY version DESC LIMIT %(limit)s OFFSET %(offset)s;
+
+-- name: set_assistant_current
+UPDATE assistants
+SET graph_id = %(graph_id)s, name = %(name)s, description = %(description)s,
+    config = %(config)s::jsonb, context = %(context)s::jsonb, metadata = %(metadata)s::jsonb,
+    version = %(version)s, updated_at = %(updated_at)s
+WHERE id = %(id)s;
+
+-- name: delete_assistant_versions
+DELETE FROM assistant_versions WHERE assistant_id = %(id)s;
+
+-- name: delete_assistant
+DELETE FROM assistants WHERE id = %(id)s;
+
+-- name: erase_owner_assistants
+DELETE FROM assistants WHERE owner = %(owner)s;
+
+-- name: erase_owner_assistant_versions
+DELETE FROM assistant_versions
+WHERE assistant_id IN (SELECT id FROM assistants WHERE owner = %(owner)s);
+
+-- name: copy_count_assistants
+SELECT count(*) AS n FROM assistants;
+
+-- name: copy_page_assistants
+SELECT * FROM assistants WHERE id > %(after_id)s ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_assistants
+INSERT INTO assistants (id, owner, graph_id, name, description, config, context, metadata,
+                        version, created_at, updated_at)
+VALUES (%(id)s, %(owner)s, %(graph_id)s, %(name)s, %(description)s, %(config)s::jsonb,
+        %(context)s::jsonb, %(metadata)s::jsonb, %(version)s, %(created_at)s, %(updated_at)s);
+
+-- name: copy_clear_assistants
+DELETE FROM assistants;
+
+-- name: copy_count_assistant_versions
+SELECT count(*) AS n FROM assistant_versions;
+
+-- name: copy_page_assistant_versions
+SELECT * FROM assistant_versions
+WHERE (assistant_id, version) > (%(after_assistant_id)s, %(after_version)s)
+ORDER BY assistant_id, version LIMIT %(limit)s;
+
+-- name: copy_insert_assistant_versions
+INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config,
+                                context, metadata, created_at)
+VALUES (%(assistant_id)s, %(version)s, %(graph_id)s, %(name)s, %(description)s,
+        %(config)s::jsonb, %(context)s::jsonb, %(metadata)s::jsonb, %(created_at)s);
+
+-- name: copy_clear_assistant_versions
+DELETE FROM assistant_versions;

@@ -9,7 +9,7 @@ from typing import Any
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Row
-from tether.store.sql.rows import NAMESPACE_SEP, opt_us
+from tether.store.sql.rows import NAMESPACE_SEP, opt_us, to_us
 
 #: The archive's format name and version (raise the version when its shape changes).
 ARCHIVE_FORMAT = "tether.session"
@@ -76,6 +76,15 @@ class RetentionPart(SqlBase):
             )
         return [r["id"] for r in rows]
 
+    async def finished_temporary_sessions(
+        self, *, idle_before: datetime, limit: int = 100
+    ) -> list[str]:
+        async with self._db.read() as tx:
+            rows = await tx.all(
+                "finished_temporary_sessions", before=to_us(idle_before), limit=limit
+            )
+        return [r["id"] for r in rows]
+
     async def owner_session_ids(self, owner: str, *, limit: int = 100) -> list[str]:
         async with self._db.read() as tx:
             rows = await tx.all("owner_session_ids", owner=owner, limit=limit)
@@ -90,6 +99,8 @@ class RetentionPart(SqlBase):
                 "events": await tx.run("erase_owner_events", owner=owner),
                 "ui_sessions": await tx.run("erase_owner_ui_sessions", owner=owner),
                 "api_keys": await tx.run("erase_owner_api_keys", owner=owner),
+                "assistant_versions": await tx.run("erase_owner_assistant_versions", owner=owner),
+                "assistants": await tx.run("erase_owner_assistants", owner=owner),
             }
 
     async def count_rows(self) -> dict[str, int]:

@@ -48,11 +48,13 @@ def like_pattern(text: str) -> str:
 class SessionsPart(SqlBase):
     """Session lifecycle, messages and events."""
 
-    async def create_session(self, session: Session) -> Session:
+    async def create_session(self, session: Session, *, temporary: bool = False) -> Session:
         async with self._db.write() as tx:
             if session.external_key is not None:
                 await self._check_key_free(tx, session.owner, session.external_key, session.id)
             await self._insert_session(tx, session)
+            if temporary:
+                await tx.run("mark_session_temporary", id=session.id)
         return session
 
     async def get_or_create_session(self, session: Session) -> tuple[Session, bool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tether.store.sql.assistants import AssistantsPart
 from tether.store.sql.checkpoints import CheckpointsPart
 from tether.store.sql.gauges import GaugesPart
 from tether.store.sql.keys import KeysPart
@@ -21,6 +22,7 @@ class SqlStore(
     GaugesPart,
     RetentionPart,
     StatsPart,
+    AssistantsPart,
 ):
     """Every Store operation; SQL text and connections come from the backend's Database."""
 

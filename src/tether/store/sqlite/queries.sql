@@ -726,10 +726,11 @@ ORDER BY id LIMIT :limit;
 INSERT INTO sessions (id, owner, title, status, metadata, context, ttl_seconds, created_at,
                      updated_at, last_activity_at, closed_at, run_count, message_count,
                      input_tokens, output_tokens, model_requests, deleted_runs, external_key, app,
-                     cleared_seq)
+                     cleared_seq, temporary)
 VALUES (:id, :owner, :title, :status, :metadata, :context, :ttl_seconds, :created_at,
         :updated_at, :last_activity_at, :closed_at, :run_count, :message_count, :input_tokens,
-        :output_tokens, :model_requests, :deleted_runs, :external_key, :app, :cleared_seq);
+        :output_tokens, :model_requests, :deleted_runs, :external_key, :app, :cleared_seq,
+        :temporary);
 
 -- name: copy_clear_sessions
 DELETE FROM sessions;
@@ -1248,3 +1249,96 @@ GROUP BY s.name
 HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
 ORDER BY failed DESC, tool
 LIMIT :limit;
+
+-- Temporary sessions (stateless runs) and assistants with versions.
+
+-- name: mark_session_temporary
+UPDATE sessions SET temporary = 1 WHERE id = :id;
+
+-- name: finished_temporary_sessions
+-- Temporary sessions idle since before :before whose runs have all ended.
+SELECT s.id FROM sessions AS s
+WHERE s.temporary = 1 AND s.last_activity_at < :before
+  AND NOT EXISTS (SELECT 1 FROM runs AS r
+                  WHERE r.session_id = s.id AND r.status IN ('ready', 'running', 'waiting'))
+ORDER BY s.last_activity_at
+LIMIT :limit;
+
+-- name: insert_assistant
+INSERT INTO assistants (id, owner, graph_id, name, description, config, context, metadata,
+                        version, created_at, updated_at)
+VALUES (:id, :owner, :graph_id, :name, :description, :config, :context, :metadata,
+        :version, :created_at, :updated_at);
+
+-- name: insert_assistant_version
+INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config,
+                                context, metadata, created_at)
+VALUES (:id, :version, :graph_id, :name, :description, :config, :context, :metadata,
+        :created_at);
+
+-- name: get_assistant
+SELECT * FROM assistants WHERE id = :id AND owner = :owner;
+
+-- name: list_assistants
+SELECT * FROM assistants WHERE owner = :owner ORDER BY created_at, id LIMIT :limit;
+
+-- name: last_assistant_version
+SELECT max(version) AS version FROM assistant_versions WHERE assistant_id = :id;
+
+-- name: get_assistant_version
+SELECT * FROM assistant_versions WHERE assistant_id = :id AND version = :version;
+
+-- name: list_assistant_versions
+SELECT * FROM assistant_versions WHERE assistant_id = :id
+ORDER BY version DESC LIMIT :limit OFFSET :offset;
+
+-- name: set_assistant_current
+UPDATE assistants
+SET graph_id = :graph_id, name = :name, description = :description, config = :config,
+    context = :context, metadata = :metadata, version = :version, updated_at = :updated_at
+WHERE id = :id;
+
+-- name: delete_assistant_versions
+DELETE FROM assistant_versions WHERE assistant_id = :id;
+
+-- name: delete_assistant
+DELETE FROM assistants WHERE id = :id;
+
+-- name: erase_owner_assistants
+DELETE FROM assistants WHERE owner = :owner;
+
+-- name: erase_owner_assistant_versions
+DELETE FROM assistant_versions
+WHERE assistant_id IN (SELECT id FROM assistants WHERE owner = :owner);
+
+-- name: copy_count_assistants
+SELECT count(*) AS n FROM assistants;
+
+-- name: copy_page_assistants
+SELECT * FROM assistants WHERE id > :after_id ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_assistants
+INSERT INTO assistants (id, owner, graph_id, name, description, config, context, metadata,
+                        version, created_at, updated_at)
+VALUES (:id, :owner, :graph_id, :name, :description, :config, :context, :metadata,
+        :version, :created_at, :updated_at);
+
+-- name: copy_clear_assistants
+DELETE FROM assistants;
+
+-- name: copy_count_assistant_versions
+SELECT count(*) AS n FROM assistant_versions;
+
+-- name: copy_page_assistant_versions
+SELECT * FROM assistant_versions
+WHERE (assistant_id, version) > (:after_assistant_id, :after_version)
+ORDER BY assistant_id, version LIMIT :limit;
+
+-- name: copy_insert_assistant_versions
+INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config,
+                                context, metadata, created_at)
+VALUES (:assistant_id, :version, :graph_id, :name, :description, :config, :context, :metadata,
+        :created_at);
+
+-- name: copy_clear_assistant_versions
+DELETE FROM assistant_versions;
