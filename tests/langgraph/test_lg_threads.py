@@ -3,6 +3,7 @@ client, visible through the native /v1 API (and native sessions visible as threa
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 
@@ -15,6 +16,7 @@ from langgraph_sdk.errors import (
     NotFoundError,
     UnprocessableEntityError,
 )
+from langgraph_sdk.stream.transport.sync_http import SyncProtocolSseTransport
 from lgkit import MISSING, Server, contents, user
 
 THREAD_KEYS = {
@@ -209,6 +211,7 @@ def test_endpoints_tether_does_not_serve_are_refused_by_name(
         (lambda: client.crons.delete(tid), "crons"),
         (lambda: client.http.post(f"/threads/{tid}/commands", json={}), "threads.stream"),
         (lambda: client.http.get(f"/threads/{tid}/stream/events"), "threads.stream"),
+        (lambda: client.http.post(f"/threads/{tid}/stream/events", json={}), "threads.stream"),
     ]
     for call, feature in calls:
         with pytest.raises(httpx.HTTPStatusError) as refused:
@@ -218,3 +221,15 @@ def test_endpoints_tether_does_not_serve_are_refused_by_name(
     assert client.threads.get(tid)["thread_id"] == tid  # nothing happened to the thread
     with httpx.Client(base_url=server.url) as anonymous:  # nothing is said without a key
         assert anonymous.post(f"/threads/{tid}/copy").status_code == 401
+
+
+def test_the_v3_thread_stream_is_refused_as_every_unserved_route(server: Server) -> None:
+    """threads.stream() subscribes with POST /threads/{tid}/stream/events: 422 naming it,
+    not 405, through the SDK's own transport."""
+    with httpx.Client(base_url=server.url, headers={"x-api-key": server.keys["alice"]}) as http:
+        transport = SyncProtocolSseTransport(client=http, thread_id=str(uuid.uuid4()))
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            transport.open_event_stream({"channels": ["values"]})
+        response = refused.value.response
+        assert response.status_code == 422
+        assert "threads.stream" in json.loads(response.read())["detail"]

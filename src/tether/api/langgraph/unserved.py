@@ -25,6 +25,7 @@ _UNSERVED = (
         (method, path, "threads.stream (the v3 streaming protocol)", "use runs.stream")
         for method, path in (
             ("POST", "/threads/{thread_id}/commands"),
+            ("POST", "/threads/{thread_id}/stream/events"),  # (the SDK's subscription)
             ("GET", "/threads/{thread_id}/stream/events"),
         )
     ),
