@@ -16,6 +16,8 @@ from tether.core.errors import Conflict, StoreError
 from tether.core.ids import new_id
 from tether.core.memory import MemoryScope
 from tether.core.message import NewMessage, Role
+from tether.core.run import RunOptions
+from tether.runtime import assistants, stateless
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
 from tether.runtime.checkpoints import Checkpoints
@@ -80,6 +82,11 @@ async def _populate(url: str) -> None:
             )
             await svc.promote_memory(waiting.id, "hypothesis")
         await _checkpoints(svc)
+        helper = await assistants.create(
+            svc, "echo", name="helper ✓", config={"tone": "dry"}, metadata={"n": 1}
+        )
+        await assistants.update(svc, helper.id, context={"lang": "fr"})
+        await stateless.start(svc, "alone", options=RunOptions(input={"wait": "?"}))
         await svc.set_user_memory("tone", "brief", namespace=("prefs", "style"))
         await svc.set_app_memory("shop", "currency", {"code": "EUR", "rate": 1.0})
         key = ApiKey(id=new_id(), owner="alice", prefix="tt_abc", created_at=svc.clock.now())
@@ -153,6 +160,8 @@ async def _views(url: str) -> list[object]:
         out.extend(await svc.list_user_memory(namespace=None))
         out.extend(await svc.list_app_memory("shop"))
         out.extend(await store.list_api_keys())
+        for helper in await assistants.list_all(svc):
+            out.extend(await assistants.versions(svc, helper.id))
         out.append(await store.ui_session_owner("2" * 64, now=svc.clock.now()))
         return out
     finally:

@@ -24,7 +24,7 @@ def test_the_keyword_twin_has_the_same_fields_and_types() -> None:
 
 
 def test_the_http_body_carries_every_option() -> None:
-    assert set(RunCreate.model_fields) == FIELDS | {"goal"}
+    assert set(RunCreate.model_fields) == FIELDS | {"goal", "assistant_id"}
     body = RunCreate.model_validate(
         {"goal": "g", "agent": "echo", "if_busy": "enqueue", "max_attempts": 3, "input": {"a": 1}}
     )

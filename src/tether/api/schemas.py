@@ -102,9 +102,12 @@ class RunCreate(_Request):
     metadata: JsonObject | None = None
     #: Start no earlier than this many seconds from now.
     after_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
+    #: Run as this assistant: its agent, with the config and context of the version it uses
+    #: (recorded in the run's metadata under "assistant").
+    assistant_id: str | None = Field(default=None, max_length=64)
 
     def options(self) -> RunOptions:
-        return RunOptions(**self.model_dump(exclude={"goal"}))
+        return RunOptions(**self.model_dump(exclude={"goal", "assistant_id"}))
 
 
 class StatelessRunCreate(RunCreate):
@@ -114,7 +117,39 @@ class StatelessRunCreate(RunCreate):
     on_completion: Literal["delete", "keep"] = "delete"
 
     def options(self) -> RunOptions:
-        return RunOptions(**self.model_dump(exclude={"goal", "on_completion"}))
+        return RunOptions(**self.model_dump(exclude={"goal", "assistant_id", "on_completion"}))
+
+
+class AssistantCreate(_Request):
+    #: The agent it configures.
+    graph_id: str = Field(min_length=1, max_length=limits.MAX_KEY)
+    #: Its id (a UUID); default: a new one.
+    assistant_id: str | None = Field(default=None, max_length=64)
+    #: Default: the agent's name.
+    name: str | None = Field(default=None, min_length=1, max_length=limits.MAX_TITLE)
+    description: str | None = Field(default=None, max_length=4000)
+    config: JsonObject | None = None
+    context: JsonObject | None = None
+    metadata: JsonObject | None = None
+    #: What an assistant_id already taken does: reject (409) or return that assistant.
+    if_exists: Literal["raise", "do_nothing"] = "raise"
+
+
+class AssistantUpdate(_Request):
+    """What changes; every update is a new version, which runs use from then on."""
+
+    graph_id: str | None = Field(default=None, min_length=1, max_length=limits.MAX_KEY)
+    name: str | None = Field(default=None, min_length=1, max_length=limits.MAX_TITLE)
+    description: str | None = Field(default=None, max_length=4000)
+    config: JsonObject | None = None
+    context: JsonObject | None = None
+    #: Merged into the metadata (a key given replaces that key).
+    metadata: JsonObject | None = None
+
+
+class AssistantLatest(_Request):
+    #: The version runs use from now on.
+    version: Whole = Field(ge=1)
 
 
 class RunResume(_Request):
@@ -302,6 +337,25 @@ class MemoryPage(BaseModel):
 
 class EventPage(BaseModel):
     data: list[Event]
+    next_cursor: str | None
+
+
+class Assistant(BaseModel):
+    id: str
+    owner: str
+    graph_id: str
+    name: str
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    description: str | None
+    config: dict[str, Any]
+    context: dict[str, Any]
+    metadata: dict[str, Any]
+
+
+class AssistantPage(BaseModel):
+    data: list[Assistant]
     next_cursor: str | None
 
 

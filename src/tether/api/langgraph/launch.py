@@ -21,12 +21,12 @@ from tether.api.langgraph.options import (
 )
 from tether.api.langgraph.shapes import LG_KEY, MULTITASK, input_messages, interrupt_of
 from tether.api.langgraph.state import unseen
+from tether.core.assistant import Assistant
 from tether.core.errors import Conflict, NotFound, SessionBusy, UsageError
 from tether.core.ids import made_at
 from tether.core.run import Run, RunOptions
 from tether.core.status import RUN_UNFINISHED, RunStatus
-from tether.runtime import limits, stateless
-from tether.runtime.agent import AgentRegistry
+from tether.runtime import assistants, limits, stateless
 from tether.runtime.service import Service
 
 #: Keys of a run request tether honours (or accepts as the client's defaults).
@@ -84,6 +84,8 @@ class RunRequest:
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: What becomes of a stateless run's thread once it ends (None: not asked).
     on_completion: str | None = None
+    #: The stored assistant the run uses (None: a registered agent's default assistant).
+    assistant: Assistant | None = None
 
     @property
     def resuming(self) -> bool:
@@ -91,7 +93,7 @@ class RunRequest:
 
     def options(self) -> RunOptions:
         """The options of the run this request starts."""
-        return RunOptions(
+        options = RunOptions(
             agent=self.agent,
             input=self.input or {},
             if_busy=MULTITASK[self.multitask],
@@ -105,9 +107,12 @@ class RunRequest:
             },
             after_seconds=self.after_seconds,
         )
+        if self.assistant is None:
+            return options
+        return assistants.run_options(self.assistant, options)
 
 
-def parse(body: Any, agents: AgentRegistry) -> RunRequest:
+async def parse(body: Any, svc: Service) -> RunRequest:
     """Check a run request; 422 naming the first option that is wrong or not provided."""
     request = obj(body)
     for key, why in REFUSED.items():
@@ -117,7 +122,7 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
     assistant_id = opt_str(request, "assistant_id")
     if not assistant_id:
         raise UsageError("body.assistant_id is required: an agent name (or its assistant id)")
-    agent = resolve(agents, assistant_id)
+    agent, stored = await resolve(svc, assistant_id)
     if opt_bool(request, "stream_subgraphs"):
         raise refuse("body.stream_subgraphs", "tether agents have no subgraphs")
     modes = tuple(stream_modes(request.get("stream_mode"))) or ("values",)
@@ -154,6 +159,9 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
             request.get("durability") or "async", ("sync", "async", "exit"), "body.durability"
         ),
     }
+    if stored is not None:  # the run's own config and context over the assistant's
+        kwargs["config"] = {**stored.config, **kwargs["config"]}
+        kwargs["context"] = {**stored.context, **kwargs["context"]}
     opt_bool(request, "checkpoint_during")
     opt_bool(request, "strict_resume")
     if feedback:
@@ -182,6 +190,7 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         after_seconds=float(after) if after else None,
         kwargs=kwargs,
         on_completion=on_completion,
+        assistant=stored,
     )
 
 

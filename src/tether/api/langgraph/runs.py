@@ -119,14 +119,14 @@ RunBody = Annotated[dict[str, Any] | None, Body()]
 @router.post("/threads/{thread_id}/runs")
 async def create_run(svc: Owned, thread_id: str, body: RunBody = None) -> Response:
     """A background run: answers at once with the run (pending)."""
-    run, _ = await launch.start(svc, thread_id, launch.parse(body, svc.agents))
+    run, _ = await launch.start(svc, thread_id, await launch.parse(body, svc))
     return JSONResponse(run_dict(run), headers=_paths(run))
 
 
 @router.post("/threads/{thread_id}/runs/wait")
 async def wait_run(svc: Owned, request: Request, thread_id: str, body: RunBody = None) -> Response:
     """Start a run and answer with its result once it ends (or waits for a person)."""
-    run, _ = await launch.start(svc, thread_id, launch.parse(body, svc.agents))
+    run, _ = await launch.start(svc, thread_id, await launch.parse(body, svc))
     return _outcome(request, svc, run)
 
 
@@ -135,7 +135,7 @@ async def stream_run(
     svc: Owned, request: Request, thread_id: str, body: RunBody = None
 ) -> Response:
     """Start a run and stream it as Server-Sent Events."""
-    req = launch.parse(body, svc.agents)
+    req = await launch.parse(body, svc)
     run, after = await launch.start(svc, thread_id, req)
     plan = stream.Plan(
         run=run,
@@ -297,14 +297,14 @@ def _stateless_answer(
 async def create_stateless_run(svc: Owned, body: RunBody = None) -> Response:
     """A background run without a thread (in one made for it, deleted once it ends unless
     on_completion is keep)."""
-    run = await launch.start_stateless(svc, launch.parse(body, svc.agents))
+    run = await launch.start_stateless(svc, await launch.parse(body, svc))
     return JSONResponse(run_dict(run), headers=_paths(run))
 
 
 @router.post("/runs/wait")
 async def wait_stateless_run(svc: Owned, request: Request, body: RunBody = None) -> Response:
     """A run without a thread; its result once it ends (the thread then goes, unless kept)."""
-    req = launch.parse(body, svc.agents)
+    req = await launch.parse(body, svc)
     run = await launch.start_stateless(svc, req)
     return _stateless_answer(svc, req, run, _outcome(request, svc, run))
 
@@ -312,7 +312,7 @@ async def wait_stateless_run(svc: Owned, request: Request, body: RunBody = None)
 @router.post("/runs/stream")
 async def stream_stateless_run(svc: Owned, request: Request, body: RunBody = None) -> Response:
     """A run without a thread, streamed (the thread then goes, unless kept)."""
-    req = launch.parse(body, svc.agents)
+    req = await launch.parse(body, svc)
     run = await launch.start_stateless(svc, req)
     plan = stream.Plan(
         run=run,
@@ -338,7 +338,7 @@ async def create_batch(
         thread_id = fields.pop("thread_id", None)
         if thread_id is not None and not isinstance(thread_id, str):
             raise UsageError("body[].thread_id must be a thread id")
-        parsed.append((thread_id, launch.parse(fields, svc.agents)))
+        parsed.append((thread_id, await launch.parse(fields, svc)))
     runs = []
     for thread_id, req in parsed:
         if thread_id is None:

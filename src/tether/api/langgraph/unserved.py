@@ -31,17 +31,6 @@ _UNSERVED = (
     ),
     ("POST", "/runs/cancel", "runs.cancel_many", "cancel runs one by one (runs.cancel)"),
     *(
-        (method, path, "assistant management", "assistants are tether's registered agents")
-        for method, path in (
-            ("POST", "/assistants"),
-            ("PATCH", "/assistants/{assistant_id}"),
-            ("DELETE", "/assistants/{assistant_id}"),
-            ("POST", "/assistants/count"),
-            ("POST", "/assistants/{assistant_id}/versions"),
-            ("POST", "/assistants/{assistant_id}/latest"),
-        )
-    ),
-    *(
         ("GET", path, "graphs and schemas", "an agent is a function, not a graph")
         for path in (
             "/assistants/{assistant_id}/graph",

@@ -12,8 +12,11 @@ from starlette.responses import Response
 from tether.api import render, schemas
 from tether.api.auth import Owned
 from tether.api.params import Cursor, Limit, Since, Until
+from tether.core.errors import UsageError
+from tether.core.run import RunOptions
 from tether.core.status import RunStatus, StepStatus
-from tether.runtime import stateless
+from tether.runtime import assistants, stateless
+from tether.runtime.service import Service
 
 router = APIRouter(tags=["runs"])
 
@@ -21,12 +24,26 @@ router = APIRouter(tags=["runs"])
 _WAIT_SLICE = 1.0
 
 
+async def _options(svc: Service, body: schemas.RunCreate) -> RunOptions:
+    """The run's options; with an assistant, its agent and the version it uses."""
+    options = body.options()
+    if body.assistant_id is None:
+        return options
+    assistant = await assistants.get(svc, body.assistant_id)
+    if body.agent is not None and body.agent != assistant.graph_id:
+        raise UsageError(
+            f"agent {body.agent!r} is not the agent of assistant {assistant.id} "
+            f"({assistant.graph_id!r}): give one of them"
+        )
+    return assistants.run_options(assistant, options)
+
+
 @router.post("/v1/sessions/{session_id}/runs", status_code=201, response_model=schemas.Run)
 async def create_run(
     svc: Owned, session_id: str, body: Annotated[schemas.RunCreate, Body()]
 ) -> Response:
     """Accept a run (ready); the worker executes it. A busy session answers by if_busy."""
-    run = await svc.create_run(session_id, body.goal, options=body.options())
+    run = await svc.create_run(session_id, body.goal, options=await _options(svc, body))
     return render.record(run, 201, {"Location": f"/v1/runs/{run.id}"})
 
 
@@ -37,7 +54,7 @@ async def create_stateless_run(
     """Accept a run in a new session of its own (a stateless run): the session is deleted once
     the run has ended, within a sweep interval, unless on_completion is keep."""
     run = await stateless.start(
-        svc, body.goal, options=body.options(), keep=body.on_completion == "keep"
+        svc, body.goal, options=await _options(svc, body), keep=body.on_completion == "keep"
     )
     return render.record(run, 201, {"Location": f"/v1/runs/{run.id}"})
 

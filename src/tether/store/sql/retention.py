@@ -148,7 +148,9 @@ class RetentionPart(SqlBase):
         async with self._db.write() as tx:
             if await tx.one("session_exists", id=session_id) is not None:
                 raise AlreadyExists(f"session {session_id} already exists in this database")
-            await tx.run("copy_insert_sessions", **self._stored({**session, **owned}, *_SESSION))
+            stored = self._stored({**session, **owned}, *_SESSION)
+            # (an imported session is an ordinary one, even if it was a stateless run's)
+            await tx.run("copy_insert_sessions", **stored, temporary=0)
             for table, (columns, json_columns) in _ARCHIVED.items():
                 rows = [
                     self._stored({**r, **(owned if table == "runs" else {})}, columns, json_columns)
