@@ -1,5 +1,5 @@
-"""The UI's pages: sessions, the overview, a session, runs across sessions, a run, the login
-form, and a friendly 404."""
+"""The UI's pages: sessions, the overview, a session, runs across sessions, a run, the
+assistants, the login form, and a friendly 404."""
 
 from __future__ import annotations
 
@@ -40,6 +40,13 @@ async def runs_page(request: Request, svc: Owned) -> Response:
     """Every run of the owner across sessions, newest first."""
     context = await views.runs_view(svc, request.query_params)
     return page(request, "runs.html", **context)
+
+
+@router.get("/assistants")
+async def assistants_page(request: Request, svc: Owned) -> Response:
+    """The owner's assistants, and the registered agents."""
+    context = await views.assistants_view(svc)
+    return page(request, "assistants.html", **context)
 
 
 @router.get("/runs/{run_id}")

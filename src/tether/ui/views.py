@@ -11,7 +11,7 @@ from tether.core.event import EventType
 from tether.core.run import Run
 from tether.core.status import RUN_UNFINISHED, RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
-from tether.runtime import limits
+from tether.runtime import assistants, limits
 from tether.runtime.service import Service
 from tether.ui import charts
 from tether.ui.format import duration
@@ -204,6 +204,15 @@ async def runs_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
 
 #: The overview's periods, in hours.
 OVERVIEW_PERIODS = {"24h": 24, "7d": 7 * 24}
+
+
+async def assistants_view(svc: Service) -> dict[str, Any]:
+    """The owner's assistants, oldest first, and the registered agents with their
+    descriptions."""
+    return {
+        "assistants": await assistants.list_all(svc),
+        "agents": [(name, svc.agents.describe(name)) for name in sorted(svc.agents)],
+    }
 
 
 async def overview_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
