@@ -296,11 +296,11 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
         )
         raise
     for run_id in cut_off:
-        await _roll_back(svc, run_id)
+        await roll_back(svc, run_id)
     return run, 0
 
 
-async def _roll_back(svc: Service, run_id: str) -> None:
+async def roll_back(svc: Service, run_id: str) -> None:
     """Remove a run interrupted by a rollback, with everything it wrote."""
     try:
         if (await svc.get_run(run_id)).status is RunStatus.CANCELLED:

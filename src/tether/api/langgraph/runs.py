@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tether.api.auth import Owned, key_alive
 from tether.api.langgraph import launch, stream
-from tether.api.langgraph.options import obj, one_of, refuse, stream_modes
+from tether.api.langgraph.options import check_keys, obj, one_of, refuse, stream_modes
 from tether.api.langgraph.shapes import (
     RUN_FIELDS,
     RUN_STATUS,
@@ -31,6 +31,12 @@ from tether.runtime.service import Service
 
 router = APIRouter(tags=["langgraph"], include_in_schema=False)
 
+#: What cancel_many's status names, as tether's statuses.
+_BULK = {
+    "pending": (RunStatus.READY,),
+    "running": (RunStatus.RUNNING,),
+    "all": (RunStatus.READY, RunStatus.RUNNING),
+}
 #: The most runs one batch creates.
 _MAX_BATCH = 100
 _SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -346,6 +352,48 @@ async def create_batch(
         else:
             runs.append((await launch.start(svc, thread_id, req))[0])
     return JSONResponse([run_dict(r) for r in runs])
+
+
+@router.post("/runs/cancel")
+async def cancel_many(svc: Owned, body: RunBody = None, action: str = "interrupt") -> Response:
+    """Cancel the given runs of a thread (thread_id, run_ids), or every run of the owner that
+    is pending, running, or either (status: pending, running, all); rollback also deletes them
+    with what they wrote. 204; runs already finished are left as they are."""
+    one_of(action, ("interrupt", "rollback"), "query.action")
+    request = obj(body)
+    check_keys("body", request, ("thread_id", "run_ids", "status"))
+    for run in await _to_cancel(svc, request):
+        try:
+            await svc.cancel_run(run.id, reason="cancelled through the LangGraph API")
+        except InvalidTransition:
+            continue  # it ended meanwhile
+        if action == "rollback":
+            await launch.roll_back(svc, run.id)
+    return Response(status_code=204)
+
+
+async def _to_cancel(svc: Service, request: dict[str, Any]) -> list[Run]:
+    thread_id, run_ids = request.get("thread_id"), request.get("run_ids")
+    status = request.get("status")
+    if status is not None:
+        if thread_id is not None or run_ids is not None:
+            raise UsageError("give body.status, or body.thread_id with body.run_ids, not both")
+        chosen = one_of(status, _BULK, "body.status")
+        found: list[Run] = []
+        for tether_status in _BULK[chosen]:
+            page = await svc.list_all_runs(status=tether_status, limit=1000)
+            found += page.data
+        return found
+    if not isinstance(thread_id, str) or not isinstance(run_ids, list) or not run_ids:
+        raise UsageError(
+            "body.thread_id and body.run_ids (a list of the thread's run ids) are required, "
+            "or body.status"
+        )
+    if len(run_ids) > 1000 or not all(isinstance(r, str) for r in run_ids):
+        raise UsageError("body.run_ids must be at most 1000 run ids")
+    await svc.get_session(thread_id)
+    runs = [await _run_in(svc, thread_id, run_id) for run_id in dict.fromkeys(run_ids)]
+    return [r for r in runs if not r.is_terminal]
 
 
 @router.post("/runs/crons")

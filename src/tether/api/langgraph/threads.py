@@ -31,6 +31,7 @@ from tether.api.langgraph.state import (
 )
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.session import Session
+from tether.runtime import session_copy
 from tether.runtime.service import Service
 from tether.store.base import UNSET, SessionSort
 
@@ -57,6 +58,8 @@ _SORTS: dict[str, SessionSort] = {
     "updated_at": "updated_at",
     "state_updated_at": "activity_at",
 }
+#: The most threads one prune names.
+_MAX_PRUNED = 1000
 #: LangGraph's thread statuses, as what the service says a session's runs are doing.
 _STATUSES = {name: activity for activity, name in THREAD_STATUS.items()}
 
@@ -154,6 +157,42 @@ async def delete_thread(svc: Owned, thread_id: str) -> Response:
     """Delete the thread with its runs, conversation and memory."""
     await svc.delete_session(thread_id)
     return Response(status_code=204)
+
+
+@router.post("/threads/{thread_id}/copy")
+async def copy_thread(svc: Owned, thread_id: str) -> Response:
+    """A new thread with the conversation, context, memory and state of this one (its
+    metadata names the original: copied_from); the runs stay with the original."""
+    return JSONResponse(await _thread(svc, await session_copy.copy_session(svc, thread_id)))
+
+
+@router.post("/threads/prune")
+async def prune_threads(svc: Owned, body: Json = None) -> Response:
+    """delete: delete the threads; keep_latest: delete their graph checkpoints but the newest
+    (tether's own history of their runs is their audit log, and stays). Unknown ids count
+    for nothing."""
+    request = obj(body)
+    check_keys("body", request, ("thread_ids", "strategy"))
+    ids = request.get("thread_ids")
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise UsageError("body.thread_ids must be a list of thread ids")
+    if len(ids) > _MAX_PRUNED:
+        raise UsageError(f"body.thread_ids holds at most {_MAX_PRUNED} ids")
+    strategy = one_of(request.get("strategy") or "delete", ("delete", "keep_latest"), "strategy")
+    pruned = 0
+    for thread_id in dict.fromkeys(ids):
+        try:
+            if strategy == "delete":
+                await svc.delete_session(thread_id)
+            else:
+                await svc.get_session(thread_id)
+                await svc.store.prune_checkpoints(
+                    thread_id, owner=svc.owner, keep_latest=True, now=svc.clock.now()
+                )
+        except NotFound:
+            continue
+        pruned += 1
+    return JSONResponse({"pruned_count": pruned})
 
 
 def _filters(request: dict[str, Any]) -> dict[str, Any]:

@@ -13,8 +13,6 @@ router = APIRouter(tags=["langgraph"], include_in_schema=False, dependencies=[De
 
 #: (method, path, feature, why)
 _UNSERVED = (
-    ("POST", "/threads/{thread_id}/copy", "threads.copy", "a session cannot be copied"),
-    ("POST", "/threads/prune", "threads.prune", "delete threads one by one, or let them expire"),
     (
         "GET",
         "/threads/{thread_id}/stream",
@@ -29,7 +27,6 @@ _UNSERVED = (
             ("GET", "/threads/{thread_id}/stream/events"),
         )
     ),
-    ("POST", "/runs/cancel", "runs.cancel_many", "cancel runs one by one (runs.cancel)"),
     *(
         ("GET", path, "graphs and schemas", "an agent is a function, not a graph")
         for path in (

@@ -13,6 +13,7 @@ from tether.api.auth import Owned
 from tether.api.params import Cursor, Limit
 from tether.core.errors import UsageError
 from tether.core.status import SessionStatus
+from tether.runtime import session_copy
 from tether.store.base import UNSET
 
 
@@ -149,6 +150,14 @@ async def update_session(
 async def close_session(svc: Owned, session_id: str) -> Response:
     """Close the session (idempotent): it becomes read-only; its unfinished runs are cancelled."""
     return render.record(await svc.close_session(session_id))
+
+
+@router.post("/{session_id}/copy", status_code=201, response_model=schemas.Session)
+async def copy_session(svc: Owned, session_id: str) -> Response:
+    """A new, active session with this one's title, metadata, context, TTL, conversation,
+    memory and graph checkpoints; its metadata names the original (copied_from)."""
+    copy = await session_copy.copy_session(svc, session_id)
+    return render.record(copy, 201, {"Location": f"/v1/sessions/{copy.id}"})
 
 
 @router.delete("/{session_id}", status_code=204, response_class=Response)
