@@ -1,8 +1,12 @@
-"""threads.copy, threads.prune and runs.cancel_many through the official client, and
-POST /v1/sessions/{sid}/copy: a copy has the conversation, context, memory and state of the
-original and names it; pruning deletes threads; cancel_many cancels a thread's runs or all."""
+"""threads.copy, threads.prune, threads.join_stream and runs.cancel_many through the official
+client, and POST /v1/sessions/{sid}/copy: a copy has the conversation, context, memory and
+state of the original and names it; pruning deletes threads; a thread's stream follows its
+runs; cancel_many cancels a thread's runs or all."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -105,3 +109,45 @@ def test_cancel_many_by_status_and_rollback(
         client.runs.get(tid, pending["run_id"])  # rolled back: deleted
     assert bob.runs.get(bobs_thread, bobs["run_id"])["status"] == "pending"  # not alice's
     bob.runs.cancel(bobs_thread, bobs["run_id"])
+
+
+def _until_values_of(parts: Iterator[Any], text: str) -> list[tuple[str, Any]]:
+    """The (event, data) of parts up to the values whose last message is text."""
+    seen: list[tuple[str, Any]] = []
+    for part in parts:
+        seen.append((part.event, part.data))
+        if part.event == "values" and contents(part.data)[-1:] == [("ai", text)]:
+            return seen
+    raise AssertionError(f"the stream ended before {text!r}: {seen}")
+
+
+def test_join_stream_follows_the_runs_of_the_thread(
+    client: SyncLangGraphClient, raw: httpx.Client
+) -> None:
+    tid = client.threads.create()["thread_id"]
+    with raw.stream("GET", f"/threads/{tid}/stream", params={"stream_mode": "run_modes"}) as live:
+        assert live.headers["content-type"].startswith("text/event-stream")
+        first = client.runs.create(tid, "echo", input={"text": "one"}, stream_mode="updates")
+        client.runs.join(tid, first["run_id"])
+        second = client.runs.create(tid, "echo", input={"text": "two"})
+        lines = live.iter_lines()
+        frames: list[str] = []
+        while not any("echo: two" in line for line in frames):
+            frames.append(next(lines))
+    events = [line.removeprefix("event: ") for line in frames if line.startswith("event: ")]
+    assert events[0] == "metadata"
+    assert "updates" in events[: events.index("metadata", 1)]  # the first run's own modes
+    assert "values" not in events[: events.index("metadata", 1)]
+    assert any(second["run_id"] in line for line in frames)
+
+    replayed = _until_values_of(client.threads.join_stream(tid, last_event_id="0"), "echo: two")
+    metadata = [data["run_id"] for event, data in replayed if event == "metadata"]
+    assert metadata == [first["run_id"], second["run_id"]]
+
+
+def test_join_stream_refuses_other_modes(client: SyncLangGraphClient) -> None:
+    tid = client.threads.create()["thread_id"]
+    with pytest.raises(UnprocessableEntityError, match="lifecycle"):
+        list(client.threads.join_stream(tid, stream_mode="lifecycle"))
+    with pytest.raises(NotFoundError):
+        list(client.threads.join_stream("0c6f5d2e-0000-4000-8000-000000000000"))

@@ -31,6 +31,8 @@ from tether.runtime.service import Service
 
 router = APIRouter(tags=["langgraph"], include_in_schema=False)
 
+#: The modes of a thread's stream the SDK knows.
+_THREAD_MODES = ("run_modes", "lifecycle", "state_update")
 #: What cancel_many's status names, as tether's statuses.
 _BULK = {
     "pending": (RunStatus.READY,),
@@ -237,6 +239,37 @@ async def join_stream(
         cancel_on_disconnect=cancel_on_disconnect,
     )
     return _sse(request, svc, plan)
+
+
+@router.get("/threads/{thread_id}/stream")
+async def join_thread_stream(
+    svc: Owned,
+    request: Request,
+    thread_id: str,
+    stream_mode: Annotated[list[str], Query()] = [],  # noqa: B006
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> Response:
+    """The runs created in the thread from now on (or after Last-Event-ID), each streamed in
+    its own stream modes (``run_modes``), until the client leaves."""
+    for mode in stream_mode:
+        if mode and mode != "run_modes":
+            one_of(mode, _THREAD_MODES, "query.stream_mode")
+            raise refuse(
+                f"query.stream_mode {mode!r}",
+                "a thread's stream is the streams of its runs (run_modes)",
+            )
+    await svc.get_session(thread_id)
+    body = stream.thread_frames(
+        svc,
+        thread_id,
+        after=await stream.thread_start(svc, thread_id, last_event_id),
+        heartbeat=request.app.state.settings.heartbeat_seconds,
+        draining=request.app.state.draining,
+        alive=key_alive(request),
+    )
+    return StreamingResponse(
+        body, media_type="text/event-stream; charset=utf-8", headers=_SSE_HEADERS
+    )
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")

@@ -8,6 +8,9 @@ when the run starts and after each of its steps, a person's answer included), ``
 interrupt (``__interrupt__``). There is no ``end`` event: the stream closes once the run's
 status is stored.
 
+A thread's stream (``threads.join_stream``) is the stream of each run created in the thread
+while it is open: ``metadata``, then the run's frames in the stream modes it was started with.
+
 Frames come from the durable event log, so a stream can always be resumed. With
 ``stream_resumable`` each frame has an ``id:`` of the form ``<event id>-<n>`` (the n-th frame
 made from that event); ``Last-Event-ID`` resumes right after it.
@@ -25,10 +28,12 @@ from typing import Any
 
 import anyio
 
+from tether.api.langgraph.options import stream_modes
 from tether.api.langgraph.shapes import (
     interrupt_of,
     is_run_output,
     lc_message,
+    lg_info,
     run_error,
 )
 from tether.api.langgraph.state import Conversation, step_update, values_of
@@ -224,3 +229,89 @@ async def _still_waiting(svc: Service, run_id: str, event_id: int) -> bool:
 async def _cancel(svc: Service, run_id: str) -> None:
     with suppress(InvalidTransition, NotFound):
         await svc.cancel_run(run_id, reason="the client streaming it disconnected")
+
+
+async def thread_start(svc: Service, thread_id: str, last_event_id: str | None) -> Position:
+    """Where a thread's stream starts: after Last-Event-ID, else after the thread's newest
+    event (fixed before the answer starts, so a run created once it has, is in it)."""
+    after = parse_last_event_id(last_event_id)
+    if after is not None:
+        return after
+    return await _last_event_id(svc, thread_id), None
+
+
+async def _last_event_id(svc: Service, thread_id: str) -> int:
+    """The id of the thread's newest event (0 for none)."""
+    last = 0
+    while True:
+        events = await svc.list_events(session_id=thread_id, after_id=last, limit=1000)
+        if events:
+            last = events[-1].id
+        if len(events) < 1000:
+            return last
+
+
+class _ThreadTranslator:
+    """Turns a thread's events into the frames of its runs: ``metadata`` when a run is
+    created, then the run's frames in its own stream modes."""
+
+    def __init__(self, svc: Service) -> None:
+        self.svc = svc
+        self.runs: dict[str, _Translator] = {}
+
+    async def parts(self, event: Event) -> list[tuple[str, Any]]:
+        if event.run_id is None:
+            return []  # (a change made outside a run)
+        translator = self.runs.get(event.run_id)
+        if translator is None:
+            try:
+                run = await self.svc.get_run(event.run_id)
+            except NotFound:
+                return []  # deleted since (rolled back)
+            kwargs = lg_info(run).get("kwargs") or {}
+            modes = tuple(stream_modes(kwargs.get("stream_mode"))) or ("values",)
+            translator = self.runs[run.id] = _Translator(self.svc, run, modes)
+        out: list[tuple[str, Any]] = []
+        if event.type == EventType.RUN_CREATED:
+            out.append(("metadata", {"run_id": event.run_id, "attempt": translator.run.attempt}))
+        out += await translator.parts(event)
+        if event.type in TERMINAL_RUN_EVENTS:
+            del self.runs[event.run_id]
+        return out
+
+
+async def thread_frames(
+    svc: Service,
+    thread_id: str,
+    *,
+    after: Position,
+    heartbeat: float,
+    draining: threading.Event,
+    alive: Alive | None = None,
+) -> AsyncIterator[bytes]:
+    """The SSE body of a thread's stream: the runs created in it after the position (see
+    thread_start), each as ``metadata`` and then its own stream; every frame has an ``id:``.
+    It lasts until the client leaves (or the server drains, or the key is revoked)."""
+    event_id, index = after
+    after_id, skip = (event_id, None) if index is None else (event_id - 1, (event_id, index))
+    loop = asyncio.get_running_loop()
+    last_sent = loop.time()
+    check = Recheck(alive, heartbeat, last_sent)
+    translator = _ThreadTranslator(svc)
+    stream = svc.stream_events(
+        session_id=thread_id, after_id=after_id, heartbeat=min(heartbeat, _TICK)
+    )
+    async with aclosing(stream):
+        async for event in stream:
+            if draining.is_set() or await check.ended(loop.time()):
+                break
+            if event is None:
+                if loop.time() - last_sent >= heartbeat:
+                    last_sent = loop.time()
+                    yield HEARTBEAT
+                continue
+            for index, (name, data) in enumerate(await translator.parts(event)):
+                if skip is not None and event.id == skip[0] and index <= skip[1]:
+                    continue
+                last_sent = loop.time()
+                yield frame(name, data, f"{event.id}-{index}")

@@ -13,12 +13,6 @@ router = APIRouter(tags=["langgraph"], include_in_schema=False, dependencies=[De
 
 #: (method, path, feature, why)
 _UNSERVED = (
-    (
-        "GET",
-        "/threads/{thread_id}/stream",
-        "threads.join_stream",
-        "join a run's stream instead (runs.join_stream)",
-    ),
     *(
         (method, path, "threads.stream (the v3 streaming protocol)", "use runs.stream")
         for method, path in (
