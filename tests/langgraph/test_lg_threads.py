@@ -195,7 +195,6 @@ def test_endpoints_tether_does_not_serve_are_refused_by_name(
 ) -> None:
     tid = client.threads.create()["thread_id"]
     calls: list[tuple[Callable[[], object], str]] = [
-        (lambda: list(client.threads.join_stream(tid)), "threads.join_stream"),
         (lambda: client.assistants.get_graph("echo"), "graphs and schemas"),
         (lambda: client.assistants.get_schemas("echo"), "graphs and schemas"),
         (lambda: client.assistants.get_subgraphs("echo"), "graphs and schemas"),
