@@ -5,6 +5,7 @@ version it used, with its config and context; registered agents' assistants stay
 from __future__ import annotations
 
 import uuid
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -56,14 +57,14 @@ def test_an_assistant_is_versioned_and_runs_use_the_chosen_version(
         "context": {"lang": "fr"},
     }
     assert run["assistant_id"] == aid
-    assert run["kwargs"]["context"] == {"lang": "fr"}
+    assert cast("dict[str, Any]", run)["kwargs"]["context"] == {"lang": "fr"}
 
     back = client.assistants.set_latest(aid, 1)
     assert (back["version"], back["context"]) == (1, {"lang": "en"})
     again = client.runs.wait(thread_id, aid, input={"text": "again"}, context={"extra": 1})
     assert isinstance(again, dict)
     [latest, _] = client.runs.list(thread_id)
-    assert latest["kwargs"]["context"] == {"lang": "en", "extra": 1}
+    assert cast("dict[str, Any]", latest)["kwargs"]["context"] == {"lang": "en", "extra": 1}
     recorded = native.get(f"/v1/runs/{latest['run_id']}").json()
     assert recorded["metadata"]["assistant"]["version"] == 1
     with pytest.raises(NotFoundError):

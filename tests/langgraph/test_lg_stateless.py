@@ -4,12 +4,13 @@ or kept ("keep"); a batch mixes runs of threads and stateless runs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
+from langgraph_sdk.schema import RunCreateMetadata
 from lgkit import contents, user
 from tests.waiting import eventually_sync
 
@@ -41,7 +42,7 @@ def test_wait_without_a_thread_answers_and_deletes_its_thread(
 def test_stream_without_a_thread_kept_on_completion_keep(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
-    created: list[dict[str, Any]] = []
+    created: list[RunCreateMetadata] = []
     parts = list(
         client.runs.stream(
             None,
@@ -55,6 +56,7 @@ def test_stream_without_a_thread_kept_on_completion_keep(
     assert parts[0].event == "metadata"
     assert contents(parts[-1].data) == [("human", "keep me"), ("ai", "echo: keep me")]
     thread_id = created[0]["thread_id"]
+    assert thread_id is not None  # (a stateless run has a thread too)
     assert contents(client.threads.get(thread_id)["values"]) == [
         ("human", "keep me"),
         ("ai", "echo: keep me"),
@@ -63,13 +65,13 @@ def test_stream_without_a_thread_kept_on_completion_keep(
     assert session["title"] == "stateless run"
     run = client.runs.get(thread_id, created[0]["run_id"])
     assert run["status"] == "success"
-    assert run["kwargs"]["on_completion"] == "keep"
+    assert cast("dict[str, Any]", run)["kwargs"]["on_completion"] == "keep"
 
 
 def test_stream_without_a_thread_deletes_it_after_the_stream(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
-    created: list[dict[str, Any]] = []
+    created: list[RunCreateMetadata] = []
     parts = list(
         client.runs.stream(None, "echo", input={"text": "bye"}, on_run_created=created.append)
     )
@@ -96,11 +98,11 @@ def test_a_refused_stateless_run_leaves_no_session(
 ) -> None:
     before = native.get("/v1/sessions", params={"limit": 200}).json()["data"]
     with pytest.raises(UnprocessableEntityError):
-        client.runs.create(None, "echo", input={"text": "x"}, on_completion="sometimes")  # type: ignore[arg-type]
+        client.runs.create(None, "echo", input={"text": "x"}, on_completion="sometimes")  # type: ignore[call-overload]
     with pytest.raises(UnprocessableEntityError, match="stateless"):
         client.runs.create(None, "echo", command={"resume": "yes"})
     with pytest.raises(UnprocessableEntityError, match="after_seconds"):  # refused by the run
-        client.runs.create(None, "echo", input={"text": "x"}, after_seconds=1e12)
+        client.runs.create(None, "echo", input={"text": "x"}, after_seconds=10**12)
     after = native.get("/v1/sessions", params={"limit": 200}).json()["data"]
     assert {s["id"] for s in after} <= {s["id"] for s in before}  # (earlier ones may go)
 
@@ -108,7 +110,7 @@ def test_a_refused_stateless_run_leaves_no_session(
 def test_on_completion_is_refused_on_a_thread_run(client: SyncLangGraphClient) -> None:
     thread_id = client.threads.create()["thread_id"]
     with pytest.raises(UnprocessableEntityError, match="on_completion"):
-        client.runs.create(thread_id, "echo", input={"text": "x"}, on_completion="keep")
+        client.runs.create(thread_id, "echo", input={"text": "x"}, on_completion="keep")  # type: ignore[call-overload]
     assert client.runs.list(thread_id) == []
 
 
@@ -130,12 +132,11 @@ def test_a_batch_runs_in_threads_and_without(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
     thread_id = client.threads.create()["thread_id"]
-    runs = client.runs.create_batch(
-        [
-            {"assistant_id": "echo", "input": {"text": "alone"}, "on_completion": "keep"},
-            {"thread_id": thread_id, "assistant_id": "echo", "input": {"text": "in it"}},
-        ]
-    )
+    payloads: list[Any] = [
+        {"assistant_id": "echo", "input": {"text": "alone"}, "on_completion": "keep"},
+        {"thread_id": thread_id, "assistant_id": "echo", "input": {"text": "in it"}},
+    ]
+    runs = client.runs.create_batch(payloads)
     assert len(runs) == 2
     assert runs[1]["thread_id"] == thread_id
     assert runs[0]["thread_id"] != thread_id

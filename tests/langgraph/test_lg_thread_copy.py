@@ -6,7 +6,7 @@ runs; cancel_many cancels a thread's runs or all."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -28,7 +28,7 @@ def test_copy_has_the_same_conversation_context_memory_and_names_the_original(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
     tid = _thread_with_history(client, native)
-    copy = client.threads.copy(tid)
+    copy = cast("dict[str, Any]", client.threads.copy(tid))  # (typed None in the SDK)
     cid = copy["thread_id"]
     assert cid != tid
     assert copy["metadata"] == {"project": "calc", "copied_from": tid}
@@ -89,8 +89,12 @@ def test_cancel_many_cancels_a_threads_runs(client: SyncLangGraphClient) -> None
     queued = client.runs.create(tid, "echo", input={"text": "x"}, multitask_strategy="enqueue")
     eventually_sync(lambda: client.runs.get(tid, busy["run_id"])["status"] == "running")
     client.runs.cancel_many(thread_id=tid, run_ids=[busy["run_id"], queued["run_id"]])
-    for run in (busy, queued):
-        eventually_sync(lambda r=run: client.runs.get(tid, r["run_id"])["status"] == "interrupted")
+    for run_id in (busy["run_id"], queued["run_id"]):
+
+        def interrupted(run_id: str = run_id) -> bool:
+            return client.runs.get(tid, run_id)["status"] == "interrupted"
+
+        eventually_sync(interrupted)
     with pytest.raises(UnprocessableEntityError):
         client.runs.cancel_many(thread_id=tid)
     with pytest.raises(NotFoundError):
