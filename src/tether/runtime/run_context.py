@@ -45,6 +45,9 @@ from tether.runtime.models.catalog import HOW_TO_CONFIGURE
 from tether.runtime.tools import Tool, ToolError, ToolRegistry
 from tether.store.base import Store
 
+#: The name of the note steps ``RunContext.emit`` records (the run's custom stream events).
+CUSTOM_STEP = "custom"
+
 
 class RunSuspended(BaseException):
     """The run is now waiting for a person; unwinds the agent (never caught by ``except
@@ -397,6 +400,12 @@ class RunContext:
             input=self._clean(data),
             now=self._clock.now(),
         )
+
+    async def emit(self, data: Any) -> None:
+        """Write an event of the agent's own into the run's stream (LangGraph's ``custom``
+        stream mode): recorded as a note step named ``custom`` (one write, not repeated when
+        the run is replayed)."""
+        await self.note(CUSTOM_STEP, data)
 
     async def say(self, content: str, *, role: Role = Role.ASSISTANT, **metadata: Any) -> None:
         """Add a message to the session's conversation, recorded as a message step."""

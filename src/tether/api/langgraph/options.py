@@ -19,14 +19,13 @@ V = TypeVar("V")
 #: The largest offset a search takes (a database counts rows in 64 bits).
 MAX_OFFSET = 2**31
 #: The stream modes tether produces, in the SDK's names.
-STREAM_MODES = ("values", "updates", "messages-tuple", "messages")
+STREAM_MODES = ("values", "updates", "messages-tuple", "messages", "custom")
 #: The stream modes the SDK knows and tether does not produce.
 _OTHER_MODES = (
     "events",
     "tasks",
     "checkpoints",
     "debug",
-    "custom",
     "tools",
     "lifecycle",
 )

@@ -3,7 +3,8 @@
 ``metadata`` comes first; then, per the stream modes asked for: ``values`` (the thread's values
 when the run starts and after each of its steps, a person's answer included), ``updates``
 (``{step name: what it wrote}``), ``messages`` (``[message, metadata]``, for
-``messages-tuple``) or ``messages/metadata`` + ``messages/complete`` (for ``messages``);
+``messages-tuple``) or ``messages/metadata`` + ``messages/complete`` (for ``messages``),
+``custom`` (what the agent wrote with ``ctx.emit``);
 ``error`` when the run fails. A run that starts waiting for a person ends the stream with its
 interrupt (``__interrupt__``). There is no ``end`` event: the stream closes once the run's
 status is stored.
@@ -42,6 +43,8 @@ from tether.core.event import STEP_END_EVENTS, TERMINAL_RUN_EVENTS, Event, Event
 from tether.core.message import Message
 from tether.core.run import Run
 from tether.core.status import RunStatus
+from tether.core.step import Step, StepKind
+from tether.runtime.run_context import CUSTOM_STEP
 from tether.runtime.service import Service
 from tether.runtime.sse import Alive, Recheck
 
@@ -128,12 +131,7 @@ class _Translator:
                     out.append(("messages/metadata", {wire["id"]: {"metadata": meta}}))
                     out.append(("messages/complete", [wire]))
         elif kind in STEP_END_EVENTS:
-            step = event.step
-            if "updates" in modes:
-                out.append(("updates", {step.name: step_update(step, self.pending)}))
-            if "values" in modes:
-                out.append(("values", await self.values_at(event)))
-            self.pending = []
+            out += await self._step_parts(event)
         elif kind == EventType.RUN_WAITING:
             interrupt = interrupt_of(event.run)
             if "updates" in modes:
@@ -145,6 +143,27 @@ class _Translator:
             error = run_error(event.run)
             out.append(("error", error or {"error": "Error", "message": "the run failed"}))
         return out
+
+    async def _step_parts(self, event: Event) -> list[tuple[str, Any]]:
+        """A finished step: what it wrote (updates) and the values after it, or, for an event
+        the agent wrote into its stream (ctx.emit), that event (custom)."""
+        step, modes = event.step, self.modes
+        out: list[tuple[str, Any]] = []
+        if _is_custom(step):
+            if "custom" in modes:
+                out.append(("custom", step.input))
+            return out
+        if "updates" in modes:
+            out.append(("updates", {step.name: step_update(step, self.pending)}))
+        if "values" in modes:
+            out.append(("values", await self.values_at(event)))
+        self.pending = []
+        return out
+
+
+def _is_custom(step: Step) -> bool:
+    """Whether the step is an event the agent wrote into its stream (ctx.emit)."""
+    return step.kind is StepKind.NOTE and step.name == CUSTOM_STEP
 
 
 async def frames(

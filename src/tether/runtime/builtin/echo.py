@@ -1,7 +1,8 @@
 """echo: a deterministic agent for tests and trials.
 
 Its text is ``input.text``, else the last user message in ``input.messages``, else the goal.
-``input.steps = n`` records n notes; ``input.sleep = s`` sleeps s seconds (cancellable);
+``input.steps = n`` records n notes; ``input.emit = [value, …]`` writes each value as an event
+of its own stream (``ctx.emit``); ``input.sleep = s`` sleeps s seconds (cancellable);
 ``input.wait = "prompt"`` waits for a person and appends what they answer; ``input.fail = true``
 (or a message) fails with ValueError("boom") (or that message). Otherwise the run completes
 with ``{"text": "echo: <text>"}`` and the assistant message ``echo: <text>`` joins the
@@ -48,6 +49,11 @@ async def echo(ctx: RunContext) -> dict[str, Any]:
         raise UsageError(f"input.steps must be a whole number from 0 to {MAX_STEPS}")
     for i in range(1, steps + 1):
         await ctx.note(f"step {i}", {"i": i, "of": steps})
+    emitted = data.get("emit", [])
+    if not isinstance(emitted, list) or len(emitted) > MAX_STEPS:
+        raise UsageError(f"input.emit must be a list of at most {MAX_STEPS} values")
+    for value in emitted:
+        await ctx.emit(value)
     sleep = data.get("sleep")
     if sleep:
         if isinstance(sleep, bool) or not isinstance(sleep, int | float) or sleep < 0:
