@@ -166,6 +166,7 @@ class Checkpoint:
     run_id: str | None = None
     writes: dict[str, Any] | None = None
     waiting: Run | RunSummary | None = None
+    #: The metadata of the run that made it (its own, its graph_id and assistant_id).
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -186,8 +187,8 @@ def step_update(step: Step, messages: list[Message]) -> dict[str, Any]:
 
 
 async def checkpoints(svc: Service, session_id: str) -> list[Checkpoint]:
-    """Every checkpoint of the thread, oldest first (one pass over its event log; the inputs of
-    its runs, which run events do not carry, from one read of its runs)."""
+    """Every checkpoint of the thread, oldest first (one pass over its event log; the inputs and
+    metadata of its runs, which run events do not carry, from one read of its runs)."""
     found: list[Checkpoint] = []
     context: dict[str, Any] = {}
     pending: dict[str, list[Message]] = defaultdict(list)
@@ -216,23 +217,37 @@ async def checkpoints(svc: Service, session_id: str) -> list[Checkpoint]:
                     )
         if len(events) < _PAGE:
             break
-    starts = [c for c in found if c.source == "input"]
-    if starts:
-        inputs = await _run_inputs(svc, session_id)
-        for checkpoint in starts:
-            checkpoint.writes = {"__start__": inputs.get(checkpoint.run_id or "", {})}
+    if any(c.run_id for c in found):
+        runs = await _runs_of(svc, session_id)
+        for checkpoint in found:
+            run = runs.get(checkpoint.run_id or "")
+            if checkpoint.source == "input":
+                checkpoint.writes = {"__start__": {} if run is None else run.input}
+            if run is not None:
+                checkpoint.extra = _run_metadata(run)
     return found
 
 
-async def _run_inputs(svc: Service, session_id: str) -> dict[str, dict[str, Any]]:
-    inputs: dict[str, dict[str, Any]] = {}
+def _run_metadata(run: Run) -> dict[str, Any]:
+    """What a run brings to its checkpoints' metadata: its own metadata (without the
+    LangGraph options), its graph and the assistant it was started with."""
+    metadata = {k: v for k, v in run.metadata.items() if k != LG_KEY}
+    metadata["graph_id"] = run.agent
+    assistant = (run.metadata.get(LG_KEY) or {}).get("assistant_id")
+    if assistant is not None:
+        metadata["assistant_id"] = assistant
+    return metadata
+
+
+async def _runs_of(svc: Service, session_id: str) -> dict[str, Run]:
+    runs: dict[str, Run] = {}
     cursor = None
     while True:
         page = await svc.list_runs(session_id, limit=_PAGE, cursor=cursor, with_context=False)
-        inputs.update((run.id, run.input) for run in page.data)
+        runs.update((run.id, run) for run in page.data)
         cursor = page.next_cursor
         if cursor is None:
-            return inputs
+            return runs
 
 
 def _next_step(found: list[Checkpoint]) -> int:
@@ -318,6 +333,7 @@ def _checkpoint_ref(thread_id: str, checkpoint: Checkpoint | None) -> dict[str, 
 
 def _metadata(thread_id: str, checkpoint: Checkpoint) -> dict[str, Any]:
     metadata = {
+        **checkpoint.extra,
         "source": checkpoint.source,
         "step": checkpoint.step,
         "writes": checkpoint.writes,
