@@ -18,6 +18,7 @@ from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 
 from ..support import TEST_SETTINGS
+from ..waiting import eventually
 
 GRACE = 600.0
 
@@ -38,7 +39,8 @@ def echo_worker(
     )
 
     async def start() -> None:
-        worker.start()
+        worker.start()  # it announces its agents from its own task: wait for that
+        await eventually(service.live_agents, what="the worker's announcement")
 
     loop.run_until_complete(start())
     yield worker

@@ -12,7 +12,7 @@ import pytest
 
 from tether.core.clock import ManualClock
 from tether.core.memory import MemoryScope
-from tether.core.message import Role
+from tether.core.message import NewMessage, Role
 from tether.core.run import ErrorInfo
 from tether.core.session import Session
 from tether.core.status import RunStatus, StepStatus
@@ -232,10 +232,19 @@ async def test_a_tool_call_is_never_split_from_its_results(
 
 
 async def _session_with_messages(make: Factory, count: int) -> Session:
+    """A session of count messages, appended in batches (one transaction per 500)."""
     session = await make.session()
-    for i in range(count):
-        role = Role.USER if i % 2 == 0 else Role.ASSISTANT
-        await make.message(session.id, f"message number {i}", role=role)
+    new = [
+        NewMessage(Role.USER if i % 2 == 0 else Role.ASSISTANT, f"message number {i}")
+        for i in range(count)
+    ]
+    for start in range(0, count, 500):
+        await make.store.add_messages(
+            session_id=session.id,
+            owner=make.owner,
+            messages=new[start : start + 500],
+            now=make.clock.now(),
+        )
     return session
 
 
