@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 
 def test_a_session_shows_its_runs_in_order(page: Page, server: Server) -> None:
     session = new_session(
-        server, "alice", title="seed scenario", context={"workspace": "./calc"}, ttl_seconds=3600
+        server, "alice", title="seed scenario", project={"workspace": "./calc"}, ttl_seconds=3600
     )
     sid = session["id"]
     first = settled(server, "alice", new_run(server, "alice", sid, goal="Analyse")["id"])
@@ -44,7 +44,7 @@ def test_a_session_shows_its_runs_in_order(page: Page, server: Server) -> None:
     expect(runs.locator(".badge")).to_have_text(["completed", "failed", "cancelled"])
     expect(runs.nth(1).locator(".tl-error")).to_have_text("ValueError: no")
     expect(page.locator("#session-header")).to_contain_text("1 h")  # the TTL
-    expect(page.locator("#session-header")).to_contain_text('"workspace": "./calc"')
+    expect(page.locator("#session-project")).to_contain_text('"workspace": "./calc"')
     expect(page.locator("#conversation")).to_contain_text("hello")
     expect(page.locator("#conversation")).to_contain_text("echo: Analyse")
     expect(page.locator("#memory tr", has_text="python")).to_contain_text("3.9")

@@ -55,7 +55,7 @@ def play(
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     session = tt.sessions.create(
         title=SESSION_TITLE,
-        context={
+        project={
             "workspace": str(workspace),
             "project": "calc",
             "test_command": "python -m unittest -v",
