@@ -11,6 +11,8 @@ from playwright.sync_api import Dialog, Page, expect
 from tests.waiting import eventually_sync
 from uikit import Server, log_in, new_run, new_session, settled
 
+from tether.store.cursors import encode_cursor
+
 pytestmark = pytest.mark.browser
 
 
@@ -145,6 +147,12 @@ def test_ten_thousand_sessions_page_by_page(page: Page, server: Server) -> None:
     expect(rows.first).to_contain_text("bulk session 09999")
     page.get_by_role("link", name="Next page").click()
     expect(rows.first).to_contain_text("bulk session 09974")
+    page.get_by_role("link", name="← First page").click()
+    expect(rows.first).to_contain_text("bulk session 09999")
+    page.goto(f"{server.url}/ui?cursor={encode_cursor(0, '')}")  # past every session
+    expect(page.get_by_text("No more sessions.")).to_be_visible()
+    page.get_by_role("link", name="← First page").click()
+    expect(rows).to_have_count(25)
 
     page.get_by_label("Search").fill("session 00042")
     page.get_by_role("button", name="Filter").click()
