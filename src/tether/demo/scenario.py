@@ -57,7 +57,7 @@ def play(
         title=SESSION_TITLE,
         project={
             "workspace": str(workspace),
-            "project": "calc",
+            "name": "calc",
             "test_command": "python -m unittest -v",
         },
         metadata={"source": "tether demo"},
