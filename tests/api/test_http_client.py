@@ -33,7 +33,7 @@ def proxy(server: Server) -> Iterator[Proxy]:
 
 def test_connect_gives_the_library_facade_over_http(server: Server) -> None:
     with tether.connect(server.url, api_key=server.keys["alice"]) as tt:
-        s = tt.sessions.create(title="Keep helping me", context={"workspace": "./calc"})
+        s = tt.sessions.create(title="Keep helping me", project={"workspace": "./calc"})
         assert isinstance(s, tether.Session) and s.owner == "alice"
         s.memory["python"] = "3.9"
         assert dict(s.memory) == {"python": "3.9"}

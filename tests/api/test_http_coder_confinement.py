@@ -38,7 +38,7 @@ def _project(folder: Path) -> Path:
 
 
 def _coder(client: httpx.Client, goal: str, workspace: str, **memory: Any) -> dict[str, Any]:
-    session = new_session(client, context={"workspace": workspace})
+    session = new_session(client, project={"workspace": workspace})
     for key, value in memory.items():
         put = client.put(f"/v1/sessions/{session['id']}/memory/{key}", json={"value": value})
         assert put.status_code == 200, put.text

@@ -32,7 +32,7 @@ async def write(store: Store) -> dict[str, Any]:
     kind, messages, memory in all three scopes, a closed session."""
     clock = ManualClock()
     make = Factory(store, clock)
-    session = await make.session(title="keep helping me", context={"workspace": "/w"})
+    session = await make.session(title="keep helping me", project={"workspace": "/w"})
     other = await make.session(title="closed one", ttl_seconds=None)
     await make.message(session.id, "First find out why the tests fail.")
 

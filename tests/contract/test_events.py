@@ -159,7 +159,7 @@ async def test_events_read_back_typed(store: Store, make: Factory, clock: Manual
     await store.finish_run(
         run.id, worker_id=WORKER, status=RunStatus.FAILED, now=clock.now(), output=None
     )
-    await store.update_session(session.id, owner=None, now=clock.now(), context={"dir": "x"})
+    await store.update_session(session.id, owner=None, now=clock.now(), project={"dir": "x"})
     events = await store.list_events(session_id=session.id)
     assert all(isinstance(e.type, EventType) for e in events)
     failed = next(e for e in events if e.type in TERMINAL_RUN_EVENTS)
@@ -167,7 +167,8 @@ async def test_events_read_back_typed(store: Store, make: Factory, clock: Manual
     assert (failed.run.id, failed.run.status) == (run.id, RunStatus.FAILED)
     updated = events[-1]
     assert updated.type is EventType.SESSION_UPDATED
-    assert updated.changed == ["context"]
-    assert updated.session.context == {"dir": "x"}
+    assert updated.changed == ["context", "project"]  # the project, under both its names
+    assert updated.session.project == {"dir": "x"}
+    assert updated.data["session"]["context"] == {"dir": "x"}
     with pytest.raises(ValueError, match="carries no step"):
         _ = updated.step

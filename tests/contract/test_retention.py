@@ -27,7 +27,7 @@ DAY = 86400.0
 async def _full_session(store: Store, make: Factory, clock: ManualClock) -> str:
     """A session with a conversation, memory of both scopes, a finished run with a tool call and
     usage, and a run waiting for a person."""
-    session = await make.session(title="everything", context={"workspace": "./calc"})
+    session = await make.session(title="everything", project={"workspace": "./calc"})
     await make.message(session.id, "fix the tests")
     run = await make.held(session.id, goal="analyse", agent="coder", input={"n": 1})
     await store.record_step(

@@ -46,23 +46,21 @@ async def test_search_sorts_and_pages_in_the_database(
     assert await store.search_sessions(owner="alice", limit=5, offset=100) == []
 
 
-async def test_search_filters_by_metadata_context_and_ids(
+async def test_search_filters_by_metadata_project_and_ids(
     store: Store, make: Factory, clock: ManualClock, service: Service
 ) -> None:
     plain = await _sessions(make, clock, 2)
-    shop = await _sessions(make, clock, 2, context={"project": "shop", "size": 3})
-    tagged = await service.create_session(metadata={"team": "red"}, context={"project": "shop"})
-    assert {
-        s.id for s in await store.search_sessions(owner="alice", context={"project": "shop"})
-    } == {
+    shop = await _sessions(make, clock, 2, project={"name": "shop", "size": 3})
+    tagged = await service.create_session(metadata={"team": "red"}, project={"name": "shop"})
+    assert {s.id for s in await store.search_sessions(owner="alice", project={"name": "shop"})} == {
         *shop,
         tagged.id,
     }
     both = await store.search_sessions(
-        owner="alice", context={"project": "shop"}, metadata={"team": "red"}
+        owner="alice", project={"name": "shop"}, metadata={"team": "red"}
     )
     assert [s.id for s in both] == [tagged.id]
-    assert await store.count_sessions(owner="alice", context={"project": "shop", "size": 3}) == 2
+    assert await store.count_sessions(owner="alice", project={"name": "shop", "size": 3}) == 2
     among = await store.search_sessions(owner="alice", ids=[plain[0], shop[1], "not-an-id"])
     assert {s.id for s in among} == {plain[0], shop[1]}
     assert await store.count_sessions(owner="bob", ids=[plain[0]]) == 0

@@ -49,7 +49,7 @@ def _workspace(tmp_path: Path) -> Path:
 
 async def _coder_run(eng: Engine, workspace: Path, goal: str) -> str:
     svc = eng.service
-    session = await svc.create_session(title="model", context={"workspace": str(workspace)})
+    session = await svc.create_session(title="model", project={"workspace": str(workspace)})
     run = await svc.create_run(session.id, goal, agent="coder")
     return run.id
 

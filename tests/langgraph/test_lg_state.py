@@ -1,4 +1,4 @@
-"""A thread's state and history: its values (context + conversation), a checkpoint per input,
+"""A thread's state and history: its values (project + conversation), a checkpoint per input,
 step, wait and update, newest first; state added without a run."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_a_waiting_thread_shows_its_interrupt(client: SyncLangGraphClient) -> No
     assert [h["interrupts"] != [] for h in history].count(True) == 1
 
 
-def test_update_state_adds_messages_and_context_without_a_run(
+def test_update_state_adds_messages_and_project_without_a_run(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
     tid = client.threads.create()["thread_id"]
@@ -100,7 +100,7 @@ def test_update_state_adds_messages_and_context_without_a_run(
     assert history[1]["metadata"]["writes"] == {
         "human": {"messages": [state["values"]["messages"][0]]}
     }
-    assert native.get(f"/v1/sessions/{tid}").json()["context"] == {"topic": "calc"}
+    assert native.get(f"/v1/sessions/{tid}").json()["project"] == {"topic": "calc"}
     notes = native.get(f"/v1/sessions/{tid}/messages").json()["data"]
     assert [(m["role"], m["content"], m["run_id"]) for m in notes] == [("user", "a note", None)]
     done = client.runs.wait(tid, "echo", input={"messages": [user("and now")]})

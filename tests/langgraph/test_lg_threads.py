@@ -108,7 +108,7 @@ def test_native_sessions_and_runs_are_threads_and_runs(
 ) -> None:
     session = native.post(
         "/v1/sessions",
-        json={"title": "native", "metadata": {"via": "v1"}, "context": {"workspace": "./calc"}},
+        json={"title": "native", "metadata": {"via": "v1"}, "project": {"workspace": "./calc"}},
     ).json()
     sid = session["id"]
     assert native.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "hi"})

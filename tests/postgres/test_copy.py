@@ -47,7 +47,7 @@ async def _populate(url: str) -> None:
             session = await svc.create_session(
                 title=f"Projekt Nr. {n} — «ünïcode»",
                 metadata={"n": n, "tags": ["a", "b"], "ratio": 0.5},
-                context={"workspace": f"./w{n}"},
+                project={"workspace": f"./w{n}"},
                 external_key=f"app/user/{n} ✓",
                 app="shop",
             )

@@ -54,7 +54,7 @@ async def _assemble(
 
 
 async def _full_session(store: Store, make: Factory, clock: ManualClock) -> Session:
-    session = await make.session(context={"workspace": "/work/calc", "language": "python"})
+    session = await make.session(project={"workspace": "/work/calc", "language": "python"})
     await store.put_memory(
         scope=MemoryScope.SESSION,
         scope_id=session.id,

@@ -232,7 +232,7 @@ async def test_an_unknown_agent_is_refused_before_anything_is_written(service: S
 
 
 async def test_a_run_records_the_context_it_started_from(service: Service) -> None:
-    session = await service.create_session(context={"workspace": "/w"})
+    session = await service.create_session(project={"workspace": "/w"})
     await service.add_message(session.id, "user", "hello")
     run = await service.create_run(session.id, "go", agent="echo", input={"text": "x"})
     done = await service.wait_run(run.id, timeout=10)

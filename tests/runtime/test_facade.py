@@ -43,7 +43,7 @@ def test_quick_taste(tt: tether.Tether) -> None:
 
 
 def test_the_design_walkthrough(tt: tether.Tether) -> None:
-    s = tt.sessions.create(title="Keep helping me", context={"workspace": "./calc"})
+    s = tt.sessions.create(title="Keep helping me", project={"workspace": "./calc"})
     s.memory["python"] = "3.9"
     assert dict(s.memory) == {"python": "3.9"}
 

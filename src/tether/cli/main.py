@@ -7,6 +7,7 @@ import math
 import os
 import shutil
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +17,7 @@ from rich.markup import escape
 
 from tether.cli import drive, durations, render
 from tether.cli.app import (
+    DEFAULT_OWNER,
     DbOption,
     JsonOption,
     KeyOption,
@@ -115,20 +117,23 @@ def demo(
 
     if workspace is not None and workspace.exists():
         raise typer.BadParameter(f"{workspace} already exists", param_hint="--workspace")
-    project = copy_project(workspace)
+    # The demo's runs may use its own copy only: the root they are confined to is the copy
+    # given with --workspace, or a temporary folder holding it in the demo owner's folder
+    # (ROOT/OWNER/calc), where a database with API keys wants an owner's workspaces.
+    temp = None if workspace is not None else Path(tempfile.mkdtemp(prefix="tether-demo-"))
+    project = copy_project(workspace if temp is None else temp / DEFAULT_OWNER / "calc")
     try:
-        _play_demo(db, project, kept=workspace is not None, json=json)
+        _play_demo(db, project, root=temp or project, kept=temp is None, json=json)
     finally:
-        if workspace is None:  # the temporary folder copy_project made around the project
-            shutil.rmtree(project.parent, ignore_errors=True)
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
 
 
-def _play_demo(db: str, project: Path, *, kept: bool, json: bool) -> None:
+def _play_demo(db: str, project: Path, *, root: Path, kept: bool, json: bool) -> None:
     from tether.demo.scenario import play
 
     shown = redact_url(db)  # a PostgreSQL password is never printed
-    # The demo's own workspace is the only one its runs may use, whatever the database holds.
-    allowed = RuntimeSettings(workspace_roots=(str(project),))
+    allowed = RuntimeSettings(workspace_roots=(str(root),))
     with open_db(db, create=True, worker=True, settings=allowed) as tt:
         if not json:
             where = "" if kept else " (a temporary copy, removed at the end; --workspace keeps it)"

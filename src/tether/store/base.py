@@ -134,7 +134,7 @@ class Store(Protocol):
         *,
         owner: str,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | None = None,
         sort: SessionSort = "created_at",
@@ -142,7 +142,7 @@ class Store(Protocol):
         limit: int = 10,
         offset: int = 0,
     ) -> list[Session]:
-        """Sessions of owner whose metadata and context match the given top-level keys exactly,
+        """Sessions of owner whose metadata and project match the given top-level keys exactly,
         among ids (when given), whose runs are doing `activity`; sorted by `sort` (ties by id,
         in the same direction) and paged by limit and offset, all in the database."""
 
@@ -151,7 +151,7 @@ class Store(Protocol):
         *,
         owner: str,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | None = None,
     ) -> int:
@@ -165,12 +165,13 @@ class Store(Protocol):
         now: datetime,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
     ) -> Session:
-        """Change the given fields of an active session (+ session.updated). Not activity:
+        """Change the given fields of an active session (+ session.updated, whose changed
+        names project also by its former name, context). Not activity:
         last_activity_at (and so expiry) stays as it was. AlreadyExists when external_key is
         another session's of the owner."""
 

@@ -57,9 +57,9 @@ async def result_of(svc: Service, run: Run) -> dict[str, Any]:
     session = await svc.get_session(run.session_id)
     conversation = Conversation(svc, run.session_id)
     if run.status is RunStatus.WAITING:
-        values = values_of(session.context, await conversation.as_of())
+        values = values_of(session.project, await conversation.as_of())
         return {**values, "__interrupt__": [interrupt_of(run)]}
-    return values_of(session.context, await conversation.as_of(run.ended_at))
+    return values_of(session.project, await conversation.as_of(run.ended_at))
 
 
 def _outcome(request: Request, svc: Service, run: Run) -> StreamingResponse:

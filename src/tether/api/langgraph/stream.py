@@ -89,13 +89,13 @@ class _Translator:
         self.run = run
         self.modes = modes
         self.conversation = Conversation(svc, run.session_id)
-        self.context: dict[str, Any] | None = None
+        self.project: dict[str, Any] | None = None
         self.pending: list[Message] = []
 
     async def values_at(self, event: Event) -> dict[str, Any]:
-        if self.context is None:
-            self.context = (await self.svc.get_session(self.run.session_id)).context
-        return values_of(self.context, await self.conversation.as_of(event.created_at))
+        if self.project is None:
+            self.project = (await self.svc.get_session(self.run.session_id)).project
+        return values_of(self.project, await self.conversation.as_of(event.created_at))
 
     def _meta(self, message: Message) -> dict[str, Any]:
         return {

@@ -80,7 +80,7 @@ async def _threads(
         thread_dict(
             s,
             activity[s.id],
-            await current_values(svc, s) if with_values else values_of(s.context, []),
+            await current_values(svc, s) if with_values else values_of(s.project, []),
         )
         for s in sessions
     ]
@@ -169,7 +169,7 @@ def _filters(request: dict[str, Any]) -> dict[str, Any]:
         one_of(status, tuple(_STATUSES), "body.status")
     return {
         "metadata": opt_dict(request, "metadata"),
-        "context": values or None,
+        "project": values or None,
         "ids": ids,
         "activity": None if status is None else _STATUSES[status],
     }
@@ -379,7 +379,7 @@ async def post_state_at(svc: Owned, thread_id: str, body: Json = None) -> Respon
 @router.post("/threads/{thread_id}/state")
 async def update_state(svc: Owned, thread_id: str, body: Json = None) -> Response:
     """Add to the thread without a run: values.messages join the conversation, every other key
-    is merged into the session's context."""
+    is merged into the session's project."""
     request = obj(body)
     for key in ("checkpoint", "checkpoint_id"):
         if request.get(key):
@@ -401,7 +401,7 @@ async def update_state(svc: Owned, thread_id: str, body: Json = None) -> Respons
             metadata[LG_KEY]["as_node"] = as_node
         await svc.add_message(thread_id, role, content, metadata=metadata)
     if values:
-        await svc.update_session(thread_id, context={**session.context, **values})
+        await svc.update_session(thread_id, project={**session.project, **values})
     return JSONResponse({"checkpoint": (await _states(svc, thread_id)).checkpoint_ref(0)})
 
 

@@ -78,7 +78,7 @@ class SessionsPart(SqlBase):
             title=session.title,
             status=session.status.value,
             metadata=self._j(session.metadata),
-            context=self._j(session.context),
+            context=self._j(session.project),
             ttl_seconds=session.ttl_seconds,
             created_at=to_us(session.created_at),
             updated_at=to_us(session.updated_at),
@@ -156,14 +156,14 @@ class SessionsPart(SqlBase):
         self,
         owner: str,
         metadata: dict[str, Any] | None,
-        context: dict[str, Any] | None,
+        project: dict[str, Any] | None,
         ids: Sequence[str] | None,
         activity: Activity | None,
     ) -> dict[str, Any]:
         return {
             "owner": owner,
             "metadata": self._j(metadata) if metadata else None,
-            "context": self._j(context) if context else None,
+            "context": self._j(project) if project else None,
             "ids": None if ids is None else self._j(list(ids)),
             "activity": None if activity is None else activity.value,
         }
@@ -173,7 +173,7 @@ class SessionsPart(SqlBase):
         *,
         owner: str,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | None = None,
         sort: SessionSort = "created_at",
@@ -181,7 +181,7 @@ class SessionsPart(SqlBase):
         limit: int = 10,
         offset: int = 0,
     ) -> list[Session]:
-        params = self._search_params(owner, metadata, context, ids, activity)
+        params = self._search_params(owner, metadata, project, ids, activity)
         async with self._db.read() as tx:
             rows = await tx.all(
                 "search_sessions",
@@ -198,11 +198,11 @@ class SessionsPart(SqlBase):
         *,
         owner: str,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | None = None,
     ) -> int:
-        params = self._search_params(owner, metadata, context, ids, activity)
+        params = self._search_params(owner, metadata, project, ids, activity)
         async with self._db.read() as tx:
             row = await tx.one("count_sessions", **params)
         return 0 if row is None else int(row["n"])
@@ -215,7 +215,7 @@ class SessionsPart(SqlBase):
         now: datetime,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
@@ -233,8 +233,8 @@ class SessionsPart(SqlBase):
                 title=None if title is UNSET else title,
                 set_metadata=metadata is not UNSET,
                 metadata=None if metadata is UNSET else self._j(metadata),
-                set_context=context is not UNSET,
-                context=None if context is UNSET else self._j(context),
+                set_context=project is not UNSET,
+                context=None if project is UNSET else self._j(project),
                 set_ttl=ttl_seconds is not UNSET,
                 ttl_seconds=None if ttl_seconds is UNSET else ttl_seconds,
                 set_external_key=external_key is not UNSET,
@@ -250,7 +250,8 @@ class SessionsPart(SqlBase):
                 for name, value in (
                     ("title", title),
                     ("metadata", metadata),
-                    ("context", context),
+                    ("project", project),
+                    ("context", project),  # its former name, for readers of older events
                     ("ttl_seconds", ttl_seconds),
                     ("external_key", external_key),
                     ("app", app),
