@@ -10,6 +10,7 @@ from typing import Any
 
 from tether.api.langgraph.assistants import resolve
 from tether.api.langgraph.options import (
+    STREAM_MODES,
     check_keys,
     obj,
     one_of,
@@ -27,6 +28,7 @@ from tether.core.run import Run, RunOptions
 from tether.core.status import RUN_UNFINISHED, RunStatus
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
+from tether.runtime.graphs import GRAPH_STREAM_MODES, graph_agent
 from tether.runtime.service import Service
 
 #: Keys of a run request tether honours (or accepts as the client's defaults).
@@ -82,6 +84,8 @@ class RunRequest:
     create_thread: bool
     after_seconds: float | None
     kwargs: dict[str, Any] = field(default_factory=dict)
+    #: The agent is a served graph: its input is the graph's, its state its checkpoints.
+    graph: bool = False
 
     @property
     def resuming(self) -> bool:
@@ -116,9 +120,12 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
     if not assistant_id:
         raise UsageError("body.assistant_id is required: an agent name (or its assistant id)")
     agent = resolve(agents, assistant_id)
-    if opt_bool(request, "stream_subgraphs"):
+    graph = graph_agent(agents, agent) is not None
+    subgraphs = bool(opt_bool(request, "stream_subgraphs"))
+    if subgraphs and not graph:
         raise refuse("body.stream_subgraphs", "tether agents have no subgraphs")
-    modes = tuple(stream_modes(request.get("stream_mode"))) or ("values",)
+    served = GRAPH_STREAM_MODES if graph else STREAM_MODES
+    modes = tuple(stream_modes(request.get("stream_mode"), served=served)) or ("values",)
     config = opt_dict(request, "config")
     configurable = opt_dict(config or {}, "configurable", "body.config") or {}
     for key in ("checkpoint_id", "checkpoint_ns"):
@@ -146,7 +153,7 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         "config": config or {},
         "context": context or {},
         "stream_mode": list(modes),
-        "stream_subgraphs": False,
+        "stream_subgraphs": subgraphs,
         "stream_resumable": bool(opt_bool(request, "stream_resumable")),
         "durability": one_of(
             request.get("durability") or "async", ("sync", "async", "exit"), "body.durability"
@@ -176,6 +183,7 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         == "create",
         after_seconds=float(after) if after else None,
         kwargs=kwargs,
+        graph=graph,
     )
 
 
@@ -237,8 +245,10 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
     if req.resuming:
         return await _resume_waiting(svc, thread_id, req.resume)
     field = "body.input.messages"
-    messages = input_messages((req.input or {}).get("messages"), field, "input")
-    messages = await unseen(svc, thread_id, messages, field)
+    messages = []
+    if not req.graph:  # (a graph's messages join the conversation through its checkpoints)
+        messages = input_messages((req.input or {}).get("messages"), field, "input")
+        messages = await unseen(svc, thread_id, messages, field)
     cut_off: list[str] = []
     if req.multitask == "rollback":
         for status in RUN_UNFINISHED:

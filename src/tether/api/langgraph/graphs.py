@@ -1,0 +1,59 @@
+"""Threads of served LangGraph graphs: their state is the graph's checkpoints, and their runs'
+streams are the parts the graph produced (``tether.runtime.graphs``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.core.step import Step
+from tether.runtime.graphs import STREAM_KEY, GraphAgent, graph_agent
+from tether.runtime.service import Service
+
+
+async def graph_of_thread(svc: Service, thread_id: str) -> GraphAgent | None:
+    """The graph whose checkpoints are the thread's state: that of its latest run (None: the
+    thread's runs are not a graph's, or it has none)."""
+    page = await svc.list_runs(thread_id, limit=1, newest_first=True, with_context=False)
+    if not page.data:
+        await svc.get_session(thread_id)  # 404 for an unknown thread
+        return None
+    return graph_agent(svc.agents, page.data[0].agent)
+
+
+class GraphParts:
+    """A graph run's stream parts (carried by its steps) as SSE events for the modes asked."""
+
+    def __init__(self, modes: tuple[str, ...], subgraphs: bool) -> None:
+        self.modes = modes
+        self.subgraphs = subgraphs
+        self._text: dict[str, str] = {}
+
+    def of(self, step: Step) -> list[tuple[str, Any]]:
+        output = step.output if isinstance(step.output, dict) else {}
+        out: list[tuple[str, Any]] = []
+        for mode, ns, data in output.get(STREAM_KEY) or ():
+            if ns and not self.subgraphs:
+                continue
+            suffix = "".join(f"|{n}" for n in ns)
+            if mode == "messages":
+                out += self._messages(data, suffix)
+            elif mode in self.modes:
+                out.append((mode + suffix, data))
+        return out
+
+    def _messages(self, data: list[Any], suffix: str) -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = []
+        if "messages-tuple" in self.modes:
+            out.append(("messages" + suffix, data))
+        if "messages" in self.modes:
+            chunk, meta = data
+            message_id = str(chunk.get("id"))
+            if message_id not in self._text:
+                self._text[message_id] = ""
+                out.append(("messages/metadata", {message_id: {"metadata": meta}}))
+            content = chunk.get("content")
+            if isinstance(content, str):
+                self._text[message_id] += content
+                chunk = {**chunk, "content": self._text[message_id]}
+            out.append(("messages/partial", [chunk]))
+        return out
