@@ -68,7 +68,7 @@ def test_a_graph_streams_waits_for_approval_and_resumes_after_a_restart(
             assert client.threads.get(tid)["status"] == "interrupted"
             parts = _stream(client, tid, command={"resume": "yes"})
             final = [data for name, data in parts if name == "values"][-1]
-            print([(n, _types(d) if n == "values" else "") for n, d in parts], client.runs.list(tid)[0]["error"], client.threads.get_state(tid)["values"])
+
             assert _types(final) == ["human", "ai", "tool", "ai"]
             assert final["messages"][-1]["content"] == "The weather: sunny in Paris."
             state = client.threads.get_state(tid)

@@ -65,6 +65,8 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
         self.tether: Tether | None = getattr(self._bridge, "tether", None)
         #: Thread ids are session ids (a graph run by tether in the run's session).
         self._threads_are_sessions = isinstance(target, Bridge)
+        #: The session of the run this saver serves, if it serves one.
+        self.run_session: str | None = None
         self._checkpoints = Checkpoints(self._bridge.service)
         self._sessions: dict[str, str] = {}
         self._conversations = _conversation.Conversations()
@@ -187,7 +189,8 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
     async def _session(self, thread: Any, *, create: bool) -> str | None:
         key = str(thread)
         if self._threads_are_sessions:
-            return key
+            # (some of LangGraph's task writes come without their thread: the run's it is)
+            return key if thread is not None else self.run_session
         found = self._sessions.get(key)
         if found is None:
             found = await self._checkpoints.session_of(key, create=create)

@@ -43,18 +43,20 @@ class ServedGraph:
         self.graph = graph
         self.__doc__ = description or f"LangGraph graph {graph_id}"
 
-    def bound(self, service: Service) -> Pregel:
+    def bound(self, service: Service, session_id: str | None = None) -> Pregel:
         """The graph checkpointing to, and storing in, service's database."""
         bridge = Bridge.on_loop(service, asyncio.get_running_loop())
-        update = {"checkpointer": TetherCheckpointSaver(bridge), "store": TetherStore(bridge)}
+        saver = TetherCheckpointSaver(bridge)
+        saver.run_session = session_id
+        update = {"checkpointer": saver, "store": TetherStore(bridge)}
         return self.graph.copy(update=update)
 
     async def __call__(self, ctx: RunContext) -> Any:
         recorded = ctx.continue_after_recorded()
-        graph = self.bound(ctx.service)
+        graph = self.bound(ctx.service, ctx.session.id)
         options = (ctx.run.metadata.get(OPTIONS_KEY) or {}).get("kwargs") or {}
+        given = await _input(graph, _thread(ctx.session.id, None), ctx, recorded)
         config = self._config(ctx, options)
-        given = await _input(graph, config, ctx, recorded)
         stream = _Recorder(ctx, options.get("stream_mode") or ())
         extra: dict[str, Any] = {}
         if options.get("context"):
@@ -66,7 +68,7 @@ class ServedGraph:
                 await stream.part(ns, mode, chunk)
         finally:
             await stream.close()
-        snapshot = await graph.aget_state(config)
+        snapshot = await graph.aget_state(_thread(ctx.session.id, None))
         if snapshot.interrupts:
             first = snapshot.interrupts[0]
             value = wire(first.value)
