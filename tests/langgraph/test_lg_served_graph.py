@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
-from lgkit import Server, start_server, user
+from lgkit import Server, user
 from tests.serving import serve
 
 GRAPH = f"weather={Path(__file__).resolve().parent / 'graphs' / 'weather.py'}:graph"
@@ -27,9 +26,7 @@ def served(tmp_path: Path) -> Iterator[Server]:
 
 
 def _stream(client: SyncLangGraphClient, tid: str, **kwargs: Any) -> list[tuple[str, Any]]:
-    parts = client.runs.stream(
-        tid, "weather", stream_mode=["values", "messages-tuple"], **kwargs
-    )
+    parts = client.runs.stream(tid, "weather", stream_mode=["values", "messages-tuple"], **kwargs)
     return [(part.event, part.data) for part in parts]
 
 

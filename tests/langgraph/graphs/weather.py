@@ -51,7 +51,6 @@ class ScriptedModel(GenericFakeChatModel):
         reply.usage_metadata = {**usage, "total_tokens": 10 * len(messages) + 5}  # type: ignore[typeddict-item]
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
-
     def _stream(
         self, messages: list[BaseMessage], *args: Any, **kwargs: Any
     ) -> Iterator[ChatGenerationChunk]:

@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.graph import StateGraph
-from langgraph.pregel import Pregel
+from langgraph.pregel import Pregel as _Pregel
 
 from tether.core.errors import UsageError
 from tether.integrations.langgraph.served import ServedGraph
 from tether.runtime.agent import AgentRegistry
+
+#: A compiled graph, whatever its state, input, output and context.
+Pregel = _Pregel[Any, Any, Any, Any]
 
 
 def parse_graphs(values: list[str]) -> dict[str, str]:
@@ -93,7 +96,7 @@ def _module(where: str, base: Path) -> Any:
 def _compiled(found: Any, spec: str) -> Pregel:
     if isinstance(found, StateGraph):
         found = found.compile()
-    if isinstance(found, Pregel):
+    if isinstance(found, _Pregel):
         return found
     if callable(found):
         wanted = len(inspect.signature(found).parameters)
@@ -111,7 +114,7 @@ async def _await(made: Any) -> Any:
 def _compiled_only(made: Any, spec: str) -> Pregel:
     if isinstance(made, StateGraph):
         made = made.compile()
-    if not isinstance(made, Pregel):
+    if not isinstance(made, _Pregel):
         raise UsageError(f"graph {spec!r}: its factory returned {type(made).__name__}, not a graph")
     return made
 

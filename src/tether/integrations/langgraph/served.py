@@ -12,9 +12,10 @@ process, since everything it needs is in the checkpoints.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
-from langgraph.pregel import Pregel
+from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel as _Pregel
 from langgraph.types import Command
 
 from tether.core.status import StepStatus
@@ -27,6 +28,9 @@ from tether.integrations.langgraph.store import TetherStore
 from tether.runtime.graphs import OPTIONS_KEY, STREAM_KEY
 from tether.runtime.run_context import RunContext
 from tether.runtime.service import Service
+
+#: A compiled graph, whatever its state, input, output and context.
+Pregel = _Pregel[Any, Any, Any, Any]
 
 #: The stream modes always recorded (the others when the run asks for them).
 _ALWAYS = ("values", "updates", "tasks")
@@ -62,9 +66,9 @@ class ServedGraph:
         if options.get("context"):
             extra["context"] = options["context"]
         try:
-            async for ns, mode, chunk in graph.astream(
-                given, config, stream_mode=stream.modes, subgraphs=True, **extra
-            ):
+            modes: Any = stream.modes
+            parts: Any = graph.astream(given, config, stream_mode=modes, subgraphs=True, **extra)
+            async for ns, mode, chunk in parts:
                 await stream.part(ns, mode, chunk)
         finally:
             await stream.close()
@@ -76,7 +80,7 @@ class ServedGraph:
             await ctx.wait_for_input(prompt, interrupt_id=first.id, value=value)
         return wire(snapshot.values)
 
-    def _config(self, ctx: RunContext, options: dict[str, Any]) -> dict[str, Any]:
+    def _config(self, ctx: RunContext, options: dict[str, Any]) -> RunnableConfig:
         given = dict(options.get("config") or {})
         configurable = {**(given.get("configurable") or {}), "thread_id": ctx.session.id}
         metadata = {
@@ -93,7 +97,7 @@ class ServedGraph:
         for key in ("recursion_limit", "tags", "max_concurrency"):
             if given.get(key) is not None:
                 config[key] = given[key]
-        return config
+        return cast(RunnableConfig, config)
 
     # -- the state of threads (tether.runtime.graphs.GraphAgent) --------------------------------
 
@@ -144,7 +148,7 @@ class ServedGraph:
         }
 
 
-def _thread(session_id: str, checkpoint_id: str | None) -> dict[str, Any]:
+def _thread(session_id: str, checkpoint_id: str | None) -> RunnableConfig:
     configurable: dict[str, Any] = {"thread_id": session_id}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -152,7 +156,7 @@ def _thread(session_id: str, checkpoint_id: str | None) -> dict[str, Any]:
 
 
 async def _input(
-    graph: Pregel, config: dict[str, Any], ctx: RunContext, recorded: list[Step]
+    graph: Pregel, config: RunnableConfig, ctx: RunContext, recorded: list[Step]
 ) -> Any:
     """What the graph is run with: the answer to its interrupt (a resumed run), nothing (a run
     retried after its worker was lost: the graph goes on from its checkpoint), or the input."""
