@@ -65,8 +65,6 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
         self.tether: Tether | None = getattr(self._bridge, "tether", None)
         #: Thread ids are session ids (a graph run by tether in the run's session).
         self._threads_are_sessions = isinstance(target, Bridge)
-        #: The session of the run this saver serves, if it serves one.
-        self.run_session: str | None = None
         self._checkpoints = Checkpoints(self._bridge.service)
         self._sessions: dict[str, str] = {}
         self._conversations = _conversation.Conversations()
@@ -189,8 +187,7 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
     async def _session(self, thread: Any, *, create: bool) -> str | None:
         key = str(thread)
         if self._threads_are_sessions:
-            # (some of LangGraph's task writes come without their thread: the run's it is)
-            return key if thread is not None else self.run_session
+            return key
         found = self._sessions.get(key)
         if found is None:
             found = await self._checkpoints.session_of(key, create=create)
@@ -274,7 +271,8 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
             else:
                 values[value.channel] = self.serde.loads_typed((value.type, value.value or b""))
         writes = sorted(loaded.writes, key=lambda w: writes_sort_key(w.task_path, w.task_id, w.idx))
-        ids = {"thread_id": cp.thread, "checkpoint_ns": cp.checkpoint_ns}
+        thread = cp.session_id if self._threads_are_sessions else cp.thread
+        ids = {"thread_id": thread, "checkpoint_ns": cp.checkpoint_ns}
         return CheckpointTuple(
             config=config or {"configurable": {**ids, "checkpoint_id": cp.checkpoint_id}},
             checkpoint=cast(GraphCheckpoint, {**body, "channel_values": values}),

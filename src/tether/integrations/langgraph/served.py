@@ -32,11 +32,12 @@ from tether.runtime.service import Service
 #: A compiled graph, whatever its state, input, output and context.
 Pregel = _Pregel[Any, Any, Any, Any]
 
-#: The stream modes always recorded (the others when the run asks for them).
-_ALWAYS = ("values", "updates", "tasks")
+#: The stream modes always asked of the graph (the others when the run asks for them): values
+#: end a superstep, tasks are the node steps.
+_ALWAYS = ("values", "tasks")
 #: The graph's stream modes behind the SDK's names.
 _GRAPH_MODE = {"messages-tuple": "messages", "messages": "messages"}
-_RECORDABLE = frozenset({"custom", "debug", "checkpoints", "messages"})
+_RECORDABLE = frozenset({"updates", "custom", "debug", "checkpoints", "messages"})
 
 
 class ServedGraph:
@@ -47,17 +48,15 @@ class ServedGraph:
         self.graph = graph
         self.__doc__ = description or f"LangGraph graph {graph_id}"
 
-    def bound(self, service: Service, session_id: str | None = None) -> Pregel:
+    def bound(self, service: Service) -> Pregel:
         """The graph checkpointing to, and storing in, service's database."""
         bridge = Bridge.on_loop(service, asyncio.get_running_loop())
-        saver = TetherCheckpointSaver(bridge)
-        saver.run_session = session_id
-        update = {"checkpointer": saver, "store": TetherStore(bridge)}
+        update = {"checkpointer": TetherCheckpointSaver(bridge), "store": TetherStore(bridge)}
         return self.graph.copy(update=update)
 
     async def __call__(self, ctx: RunContext) -> Any:
         recorded = ctx.continue_after_recorded()
-        graph = self.bound(ctx.service, ctx.session.id)
+        graph = self.bound(ctx.service)
         options = (ctx.run.metadata.get(OPTIONS_KEY) or {}).get("kwargs") or {}
         given = await _input(graph, _thread(ctx.session.id, None), ctx, recorded)
         config = self._config(ctx, options)
@@ -185,7 +184,9 @@ class _Recorder:
         self._ctx = ctx
         asked = {_GRAPH_MODE.get(m, m) for m in requested if isinstance(m, str)}
         self.modes = [*_ALWAYS, *sorted(asked & _RECORDABLE)]
-        self._keep_tasks = "tasks" in asked
+        #: What the steps keep: the modes asked for (a superstep's values hold the whole
+        #: state: kept for every superstep only when they are streamed).
+        self._kept = asked or {"values"}
         self._parts: list[list[Any]] = []
         self._running: dict[tuple[tuple[str, ...], str], Step] = {}
         self._ended: list[tuple[Step, dict[str, Any]]] = []
@@ -193,10 +194,9 @@ class _Recorder:
     async def part(self, ns: tuple[str, ...], mode: str, chunk: Any) -> None:
         if mode == "tasks":
             await self._task(ns, chunk)
-            if not self._keep_tasks:
-                return
-        data = [wire(chunk[0]), wire(chunk[1])] if mode == "messages" else wire(chunk)
-        self._parts.append([mode, list(ns), data])
+        if mode in self._kept:
+            data = [wire(chunk[0]), wire(chunk[1])] if mode == "messages" else wire(chunk)
+            self._parts.append([mode, list(ns), data])
         if mode == "values" and not ns:
             await self._flush()
 
