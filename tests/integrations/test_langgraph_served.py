@@ -119,9 +119,7 @@ def _module_with(folder: Path) -> Path:
 
 def test_a_langgraph_json_names_graphs_relative_to_itself(tmp_path: Path) -> None:
     config = tmp_path / "langgraph.json"
-    config.write_text(
-        json.dumps({"graphs": {"w": "./w.py:graph", "c": {"path": "./c.py:make"}}})
-    )
+    config.write_text(json.dumps({"graphs": {"w": "./w.py:graph", "c": {"path": "./c.py:make"}}}))
     specs, base = graphs_of_config(config)
     assert specs == {"w": "./w.py:graph", "c": "./c.py:make"} and base == tmp_path.resolve()
     bad: list[Any] = [{"graphs": {}}, [], {"graphs": {"w": 3}}]

@@ -80,7 +80,7 @@ def test_updates_custom_tasks_checkpoints_and_debug_stream_as_the_graph_makes_th
     assert [list(u) for u in updates] == [["bump"], ["inner"]]
     tasks = [data for name, data in events if name == "tasks"]
     assert [t["name"] for t in tasks if "input" in t] == ["bump", "inner"]
-    assert [t["result"] for t in tasks if "result" in t][0] == {"count": 2, "log": ["bump"]}
+    assert next(t["result"] for t in tasks if "result" in t) == {"count": 2, "log": ["bump"]}
     checkpoints = [data for name, data in events if name == "checkpoints"]
     assert checkpoints[-1]["values"]["count"] == 2 and checkpoints[-1]["next"] == []
     assert {d["type"] for name, d in events if name == "debug"} >= {"checkpoint", "task"}
