@@ -111,11 +111,11 @@ def test_update_state_writes_a_checkpoint_the_next_run_starts_from(
     tid = client.threads.create()["thread_id"]
     client.runs.wait(tid, "counter", input={"count": 1, "log": []})
     written = client.threads.update_state(tid, {"count": 10}, as_node="bump")
-    state = client.threads.get_state(tid)
+    state: dict[str, Any] = dict(client.threads.get_state(tid))
     assert state["checkpoint"]["checkpoint_id"] == written["checkpoint"]["checkpoint_id"]
     assert state["values"]["count"] == 10 and state["next"] == ["inner"]
     assert state["metadata"]["source"] == "update"
-    updates = client.threads.get_history(tid, metadata={"source": "update"})
+    updates: list[Any] = client.threads.get_history(tid, metadata={"source": "update"})
     assert [s["values"]["count"] for s in updates] == [10]
     older = client.threads.get_history(tid, before=state["checkpoint"], limit=1)
     assert older[0]["checkpoint"] == state["parent_checkpoint"]

@@ -16,9 +16,11 @@ from langchain_core.messages import (
     HumanMessage,
     ToolMessage,
 )
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.tools import tool
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import interrupt
 
@@ -34,7 +36,7 @@ class ScriptedModel(GenericFakeChatModel):
 
     messages: Any = iter(())
 
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:  # type: ignore[override]
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
         return self
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
@@ -47,8 +49,11 @@ class ScriptedModel(GenericFakeChatModel):
             reply = AIMessage(content=f"Checking {city}", tool_calls=[call])
         else:
             reply = AIMessage(content="Anything else?")
-        usage = {"input_tokens": 10 * len(messages), "output_tokens": 5, "total_tokens": 0}
-        reply.usage_metadata = {**usage, "total_tokens": 10 * len(messages) + 5}  # type: ignore[typeddict-item]
+        reply.usage_metadata = UsageMetadata(
+            input_tokens=10 * len(messages),
+            output_tokens=5,
+            total_tokens=10 * len(messages) + 5,
+        )
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _stream(
@@ -61,7 +66,7 @@ class ScriptedModel(GenericFakeChatModel):
             text = word if index == 0 else " " + word
             yield ChatGenerationChunk(message=AIMessageChunk(content=text, id=reply.id))
         calls = [
-            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+            tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
             for i, c in enumerate(reply.tool_calls)
         ]
         last = AIMessageChunk(
@@ -88,12 +93,12 @@ def approve(state: MessagesState) -> dict[str, Any]:
 
 def route(state: MessagesState) -> Literal["approve", "__end__"]:
     last = state["messages"][-1]
-    return "approve" if getattr(last, "tool_calls", None) else END
+    return "approve" if getattr(last, "tool_calls", None) else "__end__"
 
 
 def after_approval(state: MessagesState) -> Literal["tools", "__end__"]:
     last = state["messages"][-1]
-    return "tools" if getattr(last, "tool_calls", None) else END
+    return "tools" if getattr(last, "tool_calls", None) else "__end__"
 
 
 builder = StateGraph(MessagesState)
