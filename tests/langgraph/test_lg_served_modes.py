@@ -123,6 +123,19 @@ def test_update_state_writes_a_checkpoint_the_next_run_starts_from(
     assert at["values"] == older[0]["values"]
 
 
+def test_deleting_a_graphs_run_takes_the_thread_back_to_before_it(
+    client: SyncLangGraphClient,
+) -> None:
+    tid = client.threads.create()["thread_id"]
+    client.runs.wait(tid, "counter", input={"count": 1, "log": []})
+    before = client.threads.get_state(tid)
+    client.runs.wait(tid, "counter", input={"count": 7, "log": []})
+    [last, _] = client.runs.list(tid)
+    client.runs.delete(tid, last["run_id"])
+    assert client.threads.get_state(tid) == before
+    assert client.threads.get(tid)["values"] == before["values"]
+
+
 def test_messages_mode_sends_partial_messages_with_their_metadata(
     client: SyncLangGraphClient,
 ) -> None:

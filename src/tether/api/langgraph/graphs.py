@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.core.step import Step
+from tether.runtime.checkpoints import Checkpoints
 from tether.runtime.graphs import STREAM_KEY, GraphAgent, graph_agent
 from tether.runtime.service import Service
 
@@ -21,6 +22,15 @@ async def graph_of_thread(svc: Service, thread_id: str) -> GraphAgent | None:
         await svc.get_session(thread_id)  # 404 for an unknown thread
         return None
     return graph_agent(svc.agents, page.data[0].agent)
+
+
+async def delete_run(svc: Service, run_id: str) -> None:
+    """Remove a finished run and what it wrote: a graph's run, its checkpoints too (the thread's
+    state goes back to where it was before the run)."""
+    run = await svc.get_run(run_id)
+    await svc.delete_run(run_id)
+    if graph_agent(svc.agents, run.agent) is not None:
+        await Checkpoints(svc).delete_for_runs([run_id])
 
 
 class GraphParts:

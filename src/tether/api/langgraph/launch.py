@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tether.api.langgraph import graphs
 from tether.api.langgraph.assistants import resolve
 from tether.api.langgraph.options import (
     STREAM_MODES,
@@ -274,7 +275,7 @@ async def _roll_back(svc: Service, run_id: str) -> None:
     """Remove a run interrupted by a rollback, with everything it wrote."""
     try:
         if (await svc.get_run(run_id)).status is RunStatus.CANCELLED:
-            await svc.delete_run(run_id)
+            await graphs.delete_run(svc, run_id)
     except (NotFound, Conflict):
         pass
 

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Body, Header, Query, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tether.api.auth import Owned, key_alive
-from tether.api.langgraph import launch, stream
+from tether.api.langgraph import graphs, launch, stream
 from tether.api.langgraph.options import STREAM_MODES, one_of, refuse, stream_modes
 from tether.api.langgraph.shapes import (
     RUN_FIELDS,
@@ -200,7 +200,7 @@ async def get_run(svc: Owned, thread_id: str, run_id: str) -> Response:
 async def delete_run(svc: Owned, thread_id: str, run_id: str) -> Response:
     """Remove a finished run and what it wrote (409 while it is unfinished: cancel it first)."""
     await _run_in(svc, thread_id, run_id)
-    await svc.delete_run(run_id)
+    await graphs.delete_run(svc, run_id)
     return Response(status_code=204)
 
 
@@ -264,7 +264,7 @@ async def cancel_run(
             raise
         run = await svc.get_run(run_id)  # already stopped: cancelling it changes nothing
     if action == "rollback":
-        await svc.delete_run(run_id)
+        await graphs.delete_run(svc, run_id)
     if not wait:
         return Response(status_code=202)
     if action == "rollback":

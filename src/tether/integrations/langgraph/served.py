@@ -64,13 +64,11 @@ class ServedGraph:
         extra: dict[str, Any] = {}
         if options.get("context"):
             extra["context"] = options["context"]
-        try:
-            modes: Any = stream.modes
-            parts: Any = graph.astream(given, config, stream_mode=modes, subgraphs=True, **extra)
-            async for ns, mode, chunk in parts:
-                await stream.part(ns, mode, chunk)
-        finally:
-            await stream.close()
+        modes: Any = stream.modes
+        parts: Any = graph.astream(given, config, stream_mode=modes, subgraphs=True, **extra)
+        async for ns, mode, chunk in parts:
+            await stream.part(ns, mode, chunk)
+        await stream.close()  # (a run that fails has its open steps closed as failed)
         snapshot = await graph.aget_state(_thread(ctx.session.id, None))
         if snapshot.interrupts:
             first = snapshot.interrupts[0]
