@@ -66,12 +66,20 @@ def test_a_run_waits_for_the_graphs_interrupt_and_resumes_with_the_answer(tt: Te
         "The weather: sunny in Lima.",
     ]
     kinds = [(s.kind.value, s.name) for s in done.steps]
-    assert kinds[:2] == [("note", "__start__"), ("note", "agent")]
+    assert kinds[:3] == [("note", "graph_input"), ("note", "__start__"), ("note", "agent")]
     assert ("message", "wait_for_input") in kinds and ("tool_call", "get_weather") in kinds
     model_calls = [s for s in done.steps if s.kind.value == "model_call"]
     assert len(model_calls) == 2
     assert done.usage is not None and done.usage.requests == 2
     assert done.usage.output_tokens == 10
+    # a later run's output holds the messages it added, not the whole history
+    later = session.runs.create("weather in Cusco?", agent="weather").wait().resume("yes").wait()
+    assert [m["content"] for m in later.output["messages"]] == [
+        "weather in Cusco?",
+        "Checking Cusco",
+        "sunny in Cusco",
+        "The weather: sunny in Cusco.",
+    ]
 
 
 def test_a_declined_call_ends_the_graph_without_the_tool(tt: Tether) -> None:

@@ -103,6 +103,8 @@ def test_the_graph_writes_long_term_memory_the_store_routes_show(
     client.runs.wait(tid, "counter", input={"count": 41, "log": []})
     item = client.store.get_item(["counter"], key="last")
     assert item is not None and item["value"] == {"count": 42}
+    inner = client.store.get_item(["counter"], key="inner")  # written by a sync node
+    assert inner is not None and inner["value"] == {"count": 42}
 
 
 def test_update_state_writes_a_checkpoint_the_next_run_starts_from(

@@ -17,8 +17,9 @@ class Count(TypedDict):
     log: Annotated[list[str], operator.add]
 
 
-def inner_step(state: Count) -> dict[str, Any]:
+def inner_step(state: Count, *, store: BaseStore) -> dict[str, Any]:
     get_stream_writer()({"inner": state["count"]})
+    store.put(("counter",), "inner", {"count": state["count"]})
     return {"log": ["inner"]}
 
 

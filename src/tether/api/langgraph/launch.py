@@ -212,7 +212,11 @@ def goal_of(input_: dict[str, Any] | None, agent: str) -> str:
     text = data.get("goal") if isinstance(data.get("goal"), str) else data.get("text")
     if not isinstance(text, str) or not text.strip():
         text = ""
-        for role, content, _ in reversed(input_messages(data.get("messages"), "", "input")):
+        try:
+            given = input_messages(data.get("messages"), "", "input")
+        except UsageError:  # (a graph's input is the graph's to check)
+            given = []
+        for role, content, _ in reversed(given):
             if role.value == "user" and content.strip():
                 text = content
                 break

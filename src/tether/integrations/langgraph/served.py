@@ -37,6 +37,8 @@ Pregel = _Pregel[Any, Any, Any, Any]
 _ALWAYS = ("values", "tasks")
 #: The graph's stream modes behind the SDK's names.
 _GRAPH_MODE = {"messages-tuple": "messages", "messages": "messages"}
+#: The note a run starts with: how many messages its thread had then.
+_INPUT_NOTE = "graph_input"
 _RECORDABLE = frozenset({"updates", "custom", "debug", "checkpoints", "messages"})
 
 
@@ -58,6 +60,7 @@ class ServedGraph:
         recorded = ctx.continue_after_recorded()
         graph = self.bound(ctx.service)
         options = (ctx.run.metadata.get(OPTIONS_KEY) or {}).get("kwargs") or {}
+        before = await _messages_before(graph, ctx, recorded)
         given = await _input(graph, _thread(ctx.session.id, None), ctx, recorded)
         config = self._config(ctx, options)
         stream = _Recorder(ctx, options.get("stream_mode") or ())
@@ -75,7 +78,7 @@ class ServedGraph:
             value = wire(first.value)
             prompt = value if isinstance(value, str) else f"graph {self.graph_id} was interrupted"
             await ctx.wait_for_input(prompt, interrupt_id=first.id, value=value)
-        return wire(snapshot.values)
+        return _output(wire(snapshot.values), before)
 
     def _config(self, ctx: RunContext, options: dict[str, Any]) -> RunnableConfig:
         given = dict(options.get("config") or {})
@@ -150,6 +153,26 @@ def _thread(session_id: str, checkpoint_id: str | None) -> RunnableConfig:
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
+
+
+async def _messages_before(graph: Pregel, ctx: RunContext, recorded: list[Step]) -> int:
+    """How many messages the thread had when the run started (recorded by its first step)."""
+    for step in recorded:
+        if step.kind is StepKind.NOTE and step.name == _INPUT_NOTE:
+            return int((step.input or {}).get("messages_before") or 0)
+    values = (await graph.aget_state(_thread(ctx.session.id, None))).values
+    messages = values.get("messages") if isinstance(values, dict) else None
+    count = len(messages) if isinstance(messages, list) else 0
+    await ctx.note(_INPUT_NOTE, {"messages_before": count})
+    return count
+
+
+def _output(values: Any, before: int) -> Any:
+    """A run's output: the graph's final values, of its messages only those the run added (the
+    thread's state has them all: a run's output does not repeat the history)."""
+    if isinstance(values, dict) and isinstance(values.get("messages"), list):
+        return {**values, "messages": values["messages"][before:]}
+    return values
 
 
 async def _input(
