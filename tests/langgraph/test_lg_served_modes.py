@@ -152,11 +152,27 @@ def test_messages_mode_sends_partial_messages_with_their_metadata(
     assert partial[:2] == ["Checking", "Checking Oslo"]
 
 
+def test_events_mode_streams_the_graphs_langchain_events(client: SyncLangGraphClient) -> None:
+    tid = client.threads.create()["thread_id"]
+    parts = client.runs.stream(
+        tid, "weather", input={"messages": [user("weather in Lima?")]}, stream_mode=["events"]
+    )
+    events = [data for name, data in ((p.event, p.data) for p in parts) if name == "events"]
+    seen = {(e["event"], e["name"]) for e in events}
+    assert ("on_chain_start", "agent") in seen and ("on_chat_model_end", "ScriptedModel") in seen
+    streamed = [
+        e["data"]["chunk"]["content"] for e in events if e["event"] == "on_chat_model_stream"
+    ]
+    assert "".join(streamed) == "Checking Lima"
+
+
 def test_modes_and_options_a_graph_run_cannot_honour_are_refused(
     client: SyncLangGraphClient,
 ) -> None:
     tid = client.threads.create()["thread_id"]
+    with pytest.raises(UnprocessableEntityError, match="tools"):
+        client.runs.create(tid, "counter", input={"count": 1}, stream_mode="tools")
     with pytest.raises(UnprocessableEntityError, match="events"):
-        client.runs.create(tid, "counter", input={"count": 1}, stream_mode="events")
+        client.runs.create(tid, "echo", input={"messages": []}, stream_mode="events")
     with pytest.raises(UnprocessableEntityError, match="subgraphs"):
         client.runs.create(tid, "echo", input={"messages": []}, stream_subgraphs=True)

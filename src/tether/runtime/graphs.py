@@ -28,6 +28,7 @@ GRAPH_STREAM_MODES = (
     "debug",
     "tasks",
     "checkpoints",
+    "events",
 )
 
 

@@ -12,6 +12,7 @@ process, since everything it needs is in the checkpoints.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -67,9 +68,7 @@ class ServedGraph:
         extra: dict[str, Any] = {}
         if options.get("context"):
             extra["context"] = options["context"]
-        modes: Any = stream.modes
-        parts: Any = graph.astream(given, config, stream_mode=modes, subgraphs=True, **extra)
-        async for ns, mode, chunk in parts:
+        async for ns, mode, chunk in _parts(graph, given, config, stream, extra):
             await stream.part(ns, mode, chunk)
         await stream.close()  # (a run that fails has its open steps closed as failed)
         snapshot = await graph.aget_state(_thread(ctx.session.id, None))
@@ -155,6 +154,29 @@ def _thread(session_id: str, checkpoint_id: str | None) -> RunnableConfig:
     return {"configurable": configurable}
 
 
+async def _parts(
+    graph: Pregel, given: Any, config: RunnableConfig, stream: _Recorder, extra: dict[str, Any]
+) -> AsyncIterator[tuple[tuple[str, ...], str, Any]]:
+    """The graph's stream parts; with ``events`` asked for, its LangChain events too (as
+    ``events`` parts), from ``astream_events``."""
+    modes: Any = stream.modes
+    if not stream.events:
+        parts: Any = graph.astream(given, config, stream_mode=modes, subgraphs=True, **extra)
+        async for part in parts:
+            yield part
+        return
+    events = graph.astream_events(
+        given, config, version="v2", stream_mode=modes, subgraphs=True, **extra
+    )
+    root = None
+    async for event in events:
+        root = root or event["run_id"]
+        if event["event"] == "on_chain_stream" and event["run_id"] == root:
+            yield event["data"]["chunk"]
+        else:
+            yield (), "events", event
+
+
 async def _messages_before(graph: Pregel, ctx: RunContext, recorded: list[Step]) -> int:
     """How many messages the thread had when the run started (recorded by its first step)."""
     for step in recorded:
@@ -208,6 +230,8 @@ class _Recorder:
         #: What the steps keep: the modes asked for (a superstep's values hold the whole
         #: state: kept for every superstep only when they are streamed).
         self._kept = asked or {"values"}
+        #: The graph's LangChain events are streamed too.
+        self.events = "events" in asked
         self._parts: list[list[Any]] = []
         self._running: dict[tuple[tuple[str, ...], str], Step] = {}
         self._ended: list[tuple[Step, dict[str, Any]]] = []
