@@ -125,6 +125,16 @@ def test_update_state_writes_a_checkpoint_the_next_run_starts_from(
     assert at["values"] == older[0]["values"]
 
 
+def test_the_runs_configurable_reaches_the_graph_but_not_its_internals(
+    client: SyncLangGraphClient,
+) -> None:
+    tid = client.threads.create()["thread_id"]
+    config: Any = {"configurable": {"step": 5, "__pregel_checkpointer": "x", "thread_id": "t"}}
+    done = client.runs.wait(tid, "counter", input={"count": 1, "log": []}, config=config)
+    assert done["count"] == 6
+    assert client.threads.get_state(tid)["checkpoint"]["thread_id"] == tid
+
+
 def test_deleting_a_graphs_run_takes_the_thread_back_to_before_it(
     client: SyncLangGraphClient,
 ) -> None:

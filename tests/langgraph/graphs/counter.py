@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
@@ -23,8 +24,8 @@ def inner_step(state: Count, *, store: BaseStore) -> dict[str, Any]:
     return {"log": ["inner"]}
 
 
-async def bump(state: Count, *, store: BaseStore) -> dict[str, Any]:
-    count = state["count"] + 1
+async def bump(state: Count, config: RunnableConfig, *, store: BaseStore) -> dict[str, Any]:
+    count = state["count"] + int(config["configurable"].get("step", 1))
     get_stream_writer()({"bumped": count})
     await store.aput(("counter",), "last", {"count": count})
     return {"count": count, "log": ["bump"]}

@@ -38,6 +38,9 @@ Pregel = _Pregel[Any, Any, Any, Any]
 _ALWAYS = ("values", "tasks")
 #: The graph's stream modes behind the SDK's names.
 _GRAPH_MODE = {"messages-tuple": "messages", "messages": "messages"}
+#: Keys of a run's ``configurable`` that are the run's own, never the caller's (as are the
+#: ``__``-prefixed ones LangGraph keeps for itself).
+_RESERVED = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"})
 #: The note a run starts with: how many messages its thread had then.
 _INPUT_NOTE = "graph_input"
 _RECORDABLE = frozenset({"updates", "custom", "debug", "checkpoints", "messages"})
@@ -81,7 +84,12 @@ class ServedGraph:
 
     def _config(self, ctx: RunContext, options: dict[str, Any]) -> RunnableConfig:
         given = dict(options.get("config") or {})
-        configurable = {**(given.get("configurable") or {}), "thread_id": ctx.session.id}
+        configurable = {
+            key: value
+            for key, value in (given.get("configurable") or {}).items()
+            if not key.startswith("__") and key not in _RESERVED
+        }
+        configurable["thread_id"] = ctx.session.id
         metadata = {
             **(given.get("metadata") or {}),
             "run_id": ctx.run.id,
