@@ -135,6 +135,21 @@ def test_the_runs_configurable_reaches_the_graph_but_not_its_internals(
     assert client.threads.get_state(tid)["checkpoint"]["thread_id"] == tid
 
 
+def test_a_breakpoint_before_a_node_waits_until_the_run_is_resumed(
+    client: SyncLangGraphClient,
+) -> None:
+    tid = client.threads.create()["thread_id"]
+    stopped = client.runs.wait(
+        tid, "counter", input={"count": 1, "log": []}, interrupt_before=["inner"]
+    )
+    assert stopped["count"] == 2 and stopped["log"] == ["bump"]
+    assert client.threads.get(tid)["status"] == "interrupted"
+    assert client.threads.get_state(tid)["next"] == ["inner"]
+    done = client.runs.wait(tid, "counter", input=None)  # as LangGraph goes on from one
+    assert done["log"] == ["bump", "bump", "inner"]
+    assert [r["status"] for r in client.runs.list(tid)] == ["success"]
+
+
 def test_deleting_a_graphs_run_takes_the_thread_back_to_before_it(
     client: SyncLangGraphClient,
 ) -> None:

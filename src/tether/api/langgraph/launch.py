@@ -67,6 +67,8 @@ REFUSED = {
     "on_completion": "tether has no stateless runs",
 }
 _NO_RESUME = object()
+#: Refused options a served graph's run honours.
+_BREAKPOINTS = ("interrupt_before", "interrupt_after")
 
 
 @dataclass
@@ -113,15 +115,15 @@ class RunRequest:
 def parse(body: Any, agents: AgentRegistry) -> RunRequest:
     """Check a run request; 422 naming the first option that is wrong or not provided."""
     request = obj(body)
-    for key, why in REFUSED.items():
-        if request.get(key) not in (None, [], ""):
-            raise refuse(f"body.{key}", why)
-    check_keys("body", request, ACCEPTED | set(REFUSED))
     assistant_id = opt_str(request, "assistant_id")
     if not assistant_id:
         raise UsageError("body.assistant_id is required: an agent name (or its assistant id)")
     agent = resolve(agents, assistant_id)
     graph = graph_agent(agents, agent) is not None
+    for key, why in REFUSED.items():
+        if request.get(key) not in (None, [], "") and not (graph and key in _BREAKPOINTS):
+            raise refuse(f"body.{key}", why)
+    check_keys("body", request, ACCEPTED | set(REFUSED))
     subgraphs = bool(opt_bool(request, "stream_subgraphs"))
     if subgraphs and not graph:
         raise refuse("body.stream_subgraphs", "tether agents have no subgraphs")
@@ -160,6 +162,9 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
             request.get("durability") or "async", ("sync", "async", "exit"), "body.durability"
         ),
     }
+    for key in _BREAKPOINTS:
+        if graph and request.get(key):
+            kwargs[key] = _breakpoints(request[key], f"body.{key}")
     opt_bool(request, "checkpoint_during")
     opt_bool(request, "strict_resume")
     if feedback:
@@ -186,6 +191,13 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         kwargs=kwargs,
         graph=graph,
     )
+
+
+def _breakpoints(value: Any, field: str) -> str | list[str]:
+    """A graph run's interrupt_before/after: "*" or node names."""
+    if value == "*" or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return value  # type: ignore[no-any-return]
+    raise UsageError(f'{field} must be "*" or a list of node names')
 
 
 def _resume(request: dict[str, Any], input_: Any) -> Any:
@@ -249,6 +261,8 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
     await ensure_thread(svc, thread_id, req.create_thread)
     if req.resuming:
         return await _resume_waiting(svc, thread_id, req.resume)
+    if req.graph and req.input is None and await _at_breakpoint(svc, thread_id):
+        return await _resume_waiting(svc, thread_id, None)  # LangGraph: no input goes on
     field = "body.input.messages"
     messages = []
     if not req.graph:  # (a graph's messages join the conversation through its checkpoints)
@@ -273,6 +287,12 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
     for run_id in cut_off:
         await _roll_back(svc, run_id)
     return run, 0
+
+
+async def _at_breakpoint(svc: Service, thread_id: str) -> bool:
+    """Whether a graph's run of the thread waits at a breakpoint (interrupt_before/after)."""
+    page = await svc.list_runs(thread_id, status=RunStatus.WAITING, limit=1)
+    return bool(page.data) and "breakpoint" in (page.data[0].waiting_for or {})
 
 
 async def _roll_back(svc: Service, run_id: str) -> None:

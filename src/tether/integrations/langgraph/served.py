@@ -71,6 +71,9 @@ class ServedGraph:
         extra: dict[str, Any] = {}
         if options.get("context"):
             extra["context"] = options["context"]
+        for key in ("interrupt_before", "interrupt_after"):
+            if options.get(key):
+                extra[key] = options[key]
         async for ns, mode, chunk in _parts(graph, given, config, stream, extra):
             await stream.part(ns, mode, chunk)
         await stream.close()  # (a run that fails has its open steps closed as failed)
@@ -80,6 +83,16 @@ class ServedGraph:
             value = wire(first.value)
             prompt = value if isinstance(value, str) else f"graph {self.graph_id} was interrupted"
             await ctx.wait_for_input(prompt, interrupt_id=first.id, value=value)
+        elif snapshot.next and not any(t.error for t in snapshot.tasks):
+            # stopped at a breakpoint (interrupt_before/after): it goes on when resumed
+            nodes = ", ".join(snapshot.next)
+            checkpoint = (snapshot.config.get("configurable") or {}).get("checkpoint_id")
+            await ctx.wait_for_input(
+                f"graph {self.graph_id} stopped before {nodes}",
+                interrupt_id=checkpoint,
+                value=None,
+                breakpoint=list(snapshot.next),
+            )
         return _output(wire(snapshot.values), before)
 
     def _config(self, ctx: RunContext, options: dict[str, Any]) -> RunnableConfig:
