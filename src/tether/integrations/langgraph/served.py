@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel as _Pregel
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from tether.core.status import StepStatus
 from tether.core.step import WAIT_PREFIX, Step, StepKind
@@ -78,13 +78,18 @@ class ServedGraph:
             await stream.part(ns, mode, chunk)
         await stream.close()  # (a run that fails has its open steps closed as failed)
         snapshot = await graph.aget_state(_thread(ctx.session.id, None))
+        await self._wait_if_stopped(ctx, snapshot)
+        return _output(wire(snapshot.values), before)
+
+    async def _wait_if_stopped(self, ctx: RunContext, snapshot: StateSnapshot) -> None:
+        """Make the run wait for a person when the graph stopped at an ``interrupt()`` (its
+        value is what the run waits for) or at a breakpoint (``interrupt_before/after``)."""
         if snapshot.interrupts:
             first = snapshot.interrupts[0]
             value = wire(first.value)
             prompt = value if isinstance(value, str) else f"graph {self.graph_id} was interrupted"
             await ctx.wait_for_input(prompt, interrupt_id=first.id, value=value)
         elif snapshot.next and not any(t.error for t in snapshot.tasks):
-            # stopped at a breakpoint (interrupt_before/after): it goes on when resumed
             nodes = ", ".join(snapshot.next)
             checkpoint = (snapshot.config.get("configurable") or {}).get("checkpoint_id")
             await ctx.wait_for_input(
@@ -93,7 +98,6 @@ class ServedGraph:
                 value=None,
                 breakpoint=list(snapshot.next),
             )
-        return _output(wire(snapshot.values), before)
 
     def _config(self, ctx: RunContext, options: dict[str, Any]) -> RunnableConfig:
         given = dict(options.get("config") or {})
