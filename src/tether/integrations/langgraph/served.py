@@ -288,8 +288,11 @@ class _Recorder:
             self._ended.append((step, result))
 
     async def _flush(self) -> None:
-        """End the nodes that finished, the parts riding on the last of them (or on a step of
-        their own when no node finished: the graph's input)."""
+        """End the nodes that finished, the parts riding on the last of them; when none did,
+        the parts wait for a node still running, or (none running: the graph's input) ride on
+        a step of their own."""
+        if not self._ended and self._running:
+            return
         ended, self._ended = self._ended, []
         parts, self._parts = self._parts, []
         if not ended and parts:
@@ -305,4 +308,4 @@ class _Recorder:
         for step in self._running.values():
             self._ended.append((step, {"update": None, "error": None, "interrupts": []}))
         self._running = {}
-        await self._flush()
+        await self._flush()  # (nothing is running now: everything is written)
