@@ -150,6 +150,16 @@ def test_a_breakpoint_before_a_node_waits_until_the_run_is_resumed(
     assert [r["status"] for r in client.runs.list(tid)] == ["success"]
 
 
+def test_a_thread_made_for_a_graph_takes_its_state_before_any_run(
+    client: SyncLangGraphClient,
+) -> None:
+    tid = client.threads.create(graph_id="counter")["thread_id"]
+    client.threads.update_state(tid, {"count": 3, "log": []}, as_node="inner")
+    assert client.threads.get_state(tid)["values"] == {"count": 3, "log": []}
+    done = client.runs.wait(tid, "counter", input={"count": 4, "log": []})
+    assert done["count"] == 5
+
+
 def test_deleting_a_graphs_run_takes_the_thread_back_to_before_it(
     client: SyncLangGraphClient,
 ) -> None:

@@ -12,16 +12,16 @@ from tether.runtime.service import Service
 
 
 async def graph_of_thread(svc: Service, thread_id: str) -> GraphAgent | None:
-    """The graph whose checkpoints are the thread's state: that of its latest run (None: the
-    thread's runs are not a graph's, or it has none; nothing is read when no graph is
-    served)."""
+    """The graph whose checkpoints are the thread's state: that of its latest run, or, before
+    any, the one it was made for (``threads.create(graph_id=…)``). None: not a graph's thread;
+    nothing is read when no graph is served."""
     if not any(graph_agent(svc.agents, name) for name in svc.agents):
         return None
     page = await svc.list_runs(thread_id, limit=1, newest_first=True, with_context=False)
-    if not page.data:
-        await svc.get_session(thread_id)  # 404 for an unknown thread
-        return None
-    return graph_agent(svc.agents, page.data[0].agent)
+    if page.data:
+        return graph_agent(svc.agents, page.data[0].agent)
+    made_for = (await svc.get_session(thread_id)).metadata.get("graph_id")  # (404: no thread)
+    return graph_agent(svc.agents, made_for) if isinstance(made_for, str) else None
 
 
 async def delete_run(svc: Service, run_id: str) -> None:
