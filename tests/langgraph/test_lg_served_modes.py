@@ -185,6 +185,8 @@ def test_messages_mode_sends_partial_messages_with_their_metadata(
     assert next(iter(meta.values()))["metadata"]["langgraph_node"] == "agent"
     partial = [data[0]["content"] for name, data in events if name == "messages/partial"]
     assert partial[:2] == ["Checking", "Checking Oslo"]
+    [complete] = [data[0] for name, data in events if name == "messages/complete"]
+    assert complete["content"] == "Checking Oslo"
 
 
 def test_events_mode_streams_the_graphs_langchain_events(client: SyncLangGraphClient) -> None:

@@ -34,7 +34,9 @@ async def delete_run(svc: Service, run_id: str) -> None:
 
 
 class GraphParts:
-    """A graph run's stream parts (carried by its steps) as SSE events for the modes asked."""
+    """A graph run's stream parts (carried by its steps) as SSE events for the modes asked. In
+    ``messages`` mode, a model's chunks are sent as ``messages/partial`` with the text so far,
+    its last chunk and a node's whole messages as ``messages/complete``."""
 
     def __init__(self, modes: tuple[str, ...], subgraphs: bool) -> None:
         self.modes = modes
@@ -64,9 +66,13 @@ class GraphParts:
             if message_id not in self._text:
                 self._text[message_id] = ""
                 out.append(("messages/metadata", {message_id: {"metadata": meta}}))
+            whole = not str(chunk.get("type", "")).endswith("Chunk")
             content = chunk.get("content")
-            if isinstance(content, str):
+            if isinstance(content, str) and not whole:
                 self._text[message_id] += content
                 chunk = {**chunk, "content": self._text[message_id]}
-            out.append(("messages/partial", [chunk]))
+            if whole or chunk.get("chunk_position") == "last":
+                out.append(("messages/complete", [chunk]))
+            else:
+                out.append(("messages/partial", [chunk]))
         return out
