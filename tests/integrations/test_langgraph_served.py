@@ -4,6 +4,8 @@ approval and its resumption, the steps it records, and how graphs are found and 
 from __future__ import annotations
 
 import json
+import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -89,6 +91,48 @@ def test_a_declined_call_ends_the_graph_without_the_tool(tt: Tether) -> None:
     assert done.status is RunStatus.COMPLETED
     assert done.output["messages"][-1]["content"] == "Not run."
     assert not [s for s in done.steps if s.kind.value == "tool_call"]
+
+
+def test_an_interrupt_inside_a_tool_of_a_prebuilt_react_agent(
+    backend: Backend, db_url: str
+) -> None:
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+    from langgraph.types import interrupt
+
+    model = _scripted_model()
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The weather in a city, once a person allows it."""
+        allowed = interrupt({"approve": city})
+        return f"sunny in {city}" if allowed == "yes" else "not allowed"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (create_react_agent is deprecated since LangGraph 1.0)
+        graph = create_react_agent(model, [get_weather])
+    agents = register(AgentRegistry())
+    agents.register("react", ServedGraph("react", graph))
+    with tether.open(db_url, owner="alice", agents=agents) as tt:
+        run = tt.sessions.create().runs.create("weather in Rome?", agent="react").wait()
+        assert (run.waiting_for or {})["value"] == {"approve": "Rome"}
+        done = run.resume("yes").wait()
+        assert done.status is RunStatus.COMPLETED, done.error
+        assert done.output["messages"][-1]["content"] == "The weather: sunny in Rome."
+        calls = [s for s in done.steps if s.kind.value == "tool_call"]
+        assert [c.status.value for c in calls] == ["completed", "completed"]
+        assert "interrupted" in calls[0].output and calls[1].output == "sunny in Rome"
+
+
+def _scripted_model() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("served_weather", GRAPHS / "weather.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (pydantic resolves the model's annotations there)
+    spec.loader.exec_module(module)
+    return module.ScriptedModel()
 
 
 def test_a_graph_agent_answers_for_its_threads_state(agents: AgentRegistry) -> None:

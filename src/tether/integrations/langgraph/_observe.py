@@ -1,6 +1,7 @@
 """A graph run's chat-model and tool calls as tether steps (a LangChain callback handler):
 a chat-model call is a ``model_call`` step with its token usage, a tool call a ``tool_call``
-step with its arguments and result."""
+step with its arguments and result (a call stopped by an ``interrupt()`` in the tool: with
+``{"interrupted": …}`` as its output, and called again when the run is resumed)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from uuid import UUID
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
+from langgraph.errors import GraphBubbleUp
 
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
@@ -84,7 +86,11 @@ class StepRecorder(AsyncCallbackHandler):
 
     async def _fail(self, run_id: UUID, error: BaseException) -> None:
         step = self._open.pop(run_id, None)
-        if step is not None:
+        if step is None:
+            return
+        if isinstance(error, GraphBubbleUp):  # an interrupt() in a tool: no failure
+            await self._ctx.end_step(step, output={"interrupted": wire(error.args)})
+        else:
             await self._ctx.end_step(step, error=error)
 
 
