@@ -50,6 +50,12 @@ class Bridge:
         """Run coro to completion for a synchronous caller (never on the store's loop)."""
         if self._owned or hasattr(self, "tether"):
             return self.tether._call(coro)
+        if _running_loop() is self._loop:
+            coro.close()
+            raise UsageError(
+                "a graph run by tether calls its checkpointer and store from its event loop: "
+                "use their async methods (ainvoke, aget_state, aput …) there"
+            )
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     async def acall(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -64,3 +70,10 @@ class Bridge:
         """Close the handle if it was opened here."""
         if self._owned:
             self.tether.close()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
