@@ -33,6 +33,7 @@ from tether.cli.app import (
     print_json,
     with_target,
 )
+from tether.cli.graphs import GraphOption, LangGraphConfigOption, register_graphs
 from tether.cli.keys import keys_app
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
@@ -503,6 +504,8 @@ def worker(
         str | None,
         typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),
     ] = None,
+    graph: GraphOption = None,
+    langgraph_config: LangGraphConfigOption = None,
     log_format: LogFormatOption = "plain",
     otel: OtelOption = False,
     metrics_port: Annotated[
@@ -525,9 +528,10 @@ def worker(
     workspace_root: WorkspaceRootOption = None,
 ) -> None:
     """Execute runs from the database until SIGTERM (then drain gracefully). The worker takes
-    only runs of the agents it has (built-in ones and those of --agents)."""
+    only runs of the agents it has (built-in ones, those of --agents and the --graph graphs)."""
     from tether.cli.worker import MetricsEndpoint, serve_worker
 
+    register_graphs(graph, langgraph_config)
     grace = durations.grace(unroutable_after, option="--unroutable-after")
     roots = workspace_roots(workspace_root)
     start_observing(log_format, otel=otel)

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tether.api.langgraph import graphs
 from tether.api.langgraph.assistants import resolve
 from tether.api.langgraph.options import (
+    STREAM_MODES,
     check_keys,
     obj,
     one_of,
@@ -27,6 +29,7 @@ from tether.core.run import Run, RunOptions
 from tether.core.status import RUN_UNFINISHED, RunStatus
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
+from tether.runtime.graphs import GRAPH_STREAM_MODES, graph_agent
 from tether.runtime.service import Service
 
 #: Keys of a run request tether honours (or accepts as the client's defaults).
@@ -64,6 +67,8 @@ REFUSED = {
     "on_completion": "tether has no stateless runs",
 }
 _NO_RESUME = object()
+#: Refused options a served graph's run honours.
+_BREAKPOINTS = ("interrupt_before", "interrupt_after")
 
 
 @dataclass
@@ -82,6 +87,8 @@ class RunRequest:
     create_thread: bool
     after_seconds: float | None
     kwargs: dict[str, Any] = field(default_factory=dict)
+    #: The agent is a served graph: its input is the graph's, its state its checkpoints.
+    graph: bool = False
 
     @property
     def resuming(self) -> bool:
@@ -108,17 +115,20 @@ class RunRequest:
 def parse(body: Any, agents: AgentRegistry) -> RunRequest:
     """Check a run request; 422 naming the first option that is wrong or not provided."""
     request = obj(body)
-    for key, why in REFUSED.items():
-        if request.get(key) not in (None, [], ""):
-            raise refuse(f"body.{key}", why)
-    check_keys("body", request, ACCEPTED | set(REFUSED))
     assistant_id = opt_str(request, "assistant_id")
     if not assistant_id:
         raise UsageError("body.assistant_id is required: an agent name (or its assistant id)")
     agent = resolve(agents, assistant_id)
-    if opt_bool(request, "stream_subgraphs"):
+    graph = graph_agent(agents, agent) is not None
+    for key, why in REFUSED.items():
+        if request.get(key) not in (None, [], "") and not (graph and key in _BREAKPOINTS):
+            raise refuse(f"body.{key}", why)
+    check_keys("body", request, ACCEPTED | set(REFUSED))
+    subgraphs = bool(opt_bool(request, "stream_subgraphs"))
+    if subgraphs and not graph:
         raise refuse("body.stream_subgraphs", "tether agents have no subgraphs")
-    modes = tuple(stream_modes(request.get("stream_mode"))) or ("values",)
+    served = GRAPH_STREAM_MODES if graph else STREAM_MODES
+    modes = tuple(stream_modes(request.get("stream_mode"), served=served)) or ("values",)
     config = opt_dict(request, "config")
     configurable = opt_dict(config or {}, "configurable", "body.config") or {}
     for key in ("checkpoint_id", "checkpoint_ns"):
@@ -146,12 +156,15 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         "config": config or {},
         "context": context or {},
         "stream_mode": list(modes),
-        "stream_subgraphs": False,
+        "stream_subgraphs": subgraphs,
         "stream_resumable": bool(opt_bool(request, "stream_resumable")),
         "durability": one_of(
             request.get("durability") or "async", ("sync", "async", "exit"), "body.durability"
         ),
     }
+    for key in _BREAKPOINTS:
+        if graph and request.get(key):
+            kwargs[key] = _breakpoints(request[key], f"body.{key}")
     opt_bool(request, "checkpoint_during")
     opt_bool(request, "strict_resume")
     if feedback:
@@ -176,7 +189,15 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         == "create",
         after_seconds=float(after) if after else None,
         kwargs=kwargs,
+        graph=graph,
     )
+
+
+def _breakpoints(value: Any, field: str) -> str | list[str]:
+    """A graph run's interrupt_before/after: "*" or node names."""
+    if value == "*" or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return value  # type: ignore[no-any-return]
+    raise UsageError(f'{field} must be "*" or a list of node names')
 
 
 def _resume(request: dict[str, Any], input_: Any) -> Any:
@@ -203,7 +224,11 @@ def goal_of(input_: dict[str, Any] | None, agent: str) -> str:
     text = data.get("goal") if isinstance(data.get("goal"), str) else data.get("text")
     if not isinstance(text, str) or not text.strip():
         text = ""
-        for role, content, _ in reversed(input_messages(data.get("messages"), "", "input")):
+        try:
+            given = input_messages(data.get("messages"), "", "input")
+        except UsageError:  # (a graph's input is the graph's to check)
+            given = []
+        for role, content, _ in reversed(given):
             if role.value == "user" and content.strip():
                 text = content
                 break
@@ -236,9 +261,13 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
     await ensure_thread(svc, thread_id, req.create_thread)
     if req.resuming:
         return await _resume_waiting(svc, thread_id, req.resume)
+    if req.graph and req.input is None and await _at_breakpoint(svc, thread_id):
+        return await _resume_waiting(svc, thread_id, None)  # LangGraph: no input goes on
     field = "body.input.messages"
-    messages = input_messages((req.input or {}).get("messages"), field, "input")
-    messages = await unseen(svc, thread_id, messages, field)
+    messages = []
+    if not req.graph:  # (a graph's messages join the conversation through its checkpoints)
+        messages = input_messages((req.input or {}).get("messages"), field, "input")
+        messages = await unseen(svc, thread_id, messages, field)
     cut_off: list[str] = []
     if req.multitask == "rollback":
         for status in RUN_UNFINISHED:
@@ -260,11 +289,17 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
     return run, 0
 
 
+async def _at_breakpoint(svc: Service, thread_id: str) -> bool:
+    """Whether a graph's run of the thread waits at a breakpoint (interrupt_before/after)."""
+    page = await svc.list_runs(thread_id, status=RunStatus.WAITING, limit=1)
+    return bool(page.data) and "breakpoint" in (page.data[0].waiting_for or {})
+
+
 async def _roll_back(svc: Service, run_id: str) -> None:
     """Remove a run interrupted by a rollback, with everything it wrote."""
     try:
         if (await svc.get_run(run_id)).status is RunStatus.CANCELLED:
-            await svc.delete_run(run_id)
+            await graphs.delete_run(svc, run_id)
     except (NotFound, Conflict):
         pass
 

@@ -25,10 +25,12 @@ from typing import Any
 
 import anyio
 
+from tether.api.langgraph.graphs import GraphParts
 from tether.api.langgraph.shapes import (
     interrupt_of,
     is_run_output,
     lc_message,
+    lg_info,
     run_error,
 )
 from tether.api.langgraph.state import Conversation, step_update, values_of
@@ -37,6 +39,7 @@ from tether.core.event import STEP_END_EVENTS, TERMINAL_RUN_EVENTS, Event, Event
 from tether.core.message import Message
 from tether.core.run import Run
 from tether.core.status import RunStatus
+from tether.runtime.graphs import graph_agent
 from tether.runtime.service import Service
 from tether.runtime.sse import Alive, Recheck
 
@@ -88,6 +91,10 @@ class _Translator:
         self.svc = svc
         self.run = run
         self.modes = modes
+        #: A served graph's run streams the parts the graph produced.
+        subgraphs = bool((lg_info(run).get("kwargs") or {}).get("stream_subgraphs"))
+        served = graph_agent(svc.agents, run.agent) is not None
+        self.graph = GraphParts(modes, subgraphs) if served else None
         self.conversation = Conversation(svc, run.session_id)
         self.project: dict[str, Any] | None = None
         self.pending: list[Message] = []
@@ -107,6 +114,8 @@ class _Translator:
         }
 
     async def parts(self, event: Event) -> list[tuple[str, Any]]:
+        if self.graph is not None:
+            return self._graph_parts(event, self.graph)
         kind, modes = event.type, self.modes
         out: list[tuple[str, Any]] = []
         if kind == EventType.RUN_STARTED:
@@ -140,6 +149,14 @@ class _Translator:
             error = run_error(event.run)
             out.append(("error", error or {"error": "Error", "message": "the run failed"}))
         return out
+
+    def _graph_parts(self, event: Event, graph: GraphParts) -> list[tuple[str, Any]]:
+        if event.type in STEP_END_EVENTS:
+            return graph.of(event.step)
+        if event.type in (EventType.RUN_FAILED, EventType.RUN_TIMED_OUT):
+            error = run_error(event.run)
+            return [("error", error or {"error": "Error", "message": "the run failed"})]
+        return []
 
 
 async def frames(

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Header, Query
 from starlette.responses import JSONResponse, Response
 
 from tether.api.auth import Owned
+from tether.api.langgraph.graphs import graph_of_thread
 from tether.api.langgraph.options import (
     check_keys,
     obj,
@@ -31,6 +32,7 @@ from tether.api.langgraph.state import (
 )
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.session import Session
+from tether.runtime.graphs import GraphAgent
 from tether.runtime.service import Service
 from tether.store.base import UNSET, SessionSort
 
@@ -62,10 +64,16 @@ _STATUSES = {name: activity for activity, name in THREAD_STATUS.items()}
 
 
 async def _thread(svc: Service, session: Session, *, include_ttl: bool = False) -> dict[str, Any]:
+    graph = await graph_of_thread(svc, session.id)
+    if graph is not None:
+        state = await graph.get_state(svc, session.id, checkpoint_id=None, subgraphs=False)
+        values = state["values"]
+    else:
+        values = await current_values(svc, session)
     return thread_dict(
         session,
         (await svc.run_activity([session.id]))[session.id],
-        await current_values(svc, session),
+        values,
         include_ttl=include_ttl,
     )
 
@@ -348,6 +356,10 @@ async def get_state(
     select: Annotated[list[str], Query()] = [],  # noqa: B006
 ) -> Response:
     """The thread's current state: values, checkpoint, what it waits for."""
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        state = await graph.get_state(svc, thread_id, checkpoint_id=None, subgraphs=subgraphs)
+        return JSONResponse(select_fields(state, select))
     _no_subgraphs(subgraphs)
     return JSONResponse(select_fields((await _states(svc, thread_id)).state(0), select))
 
@@ -360,6 +372,12 @@ async def get_state_at(
     subgraphs: bool = False,
     select: Annotated[list[str], Query()] = [],  # noqa: B006
 ) -> Response:
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        state = await graph.get_state(
+            svc, thread_id, checkpoint_id=checkpoint_id, subgraphs=subgraphs
+        )
+        return JSONResponse(select_fields(state, select))
     _no_subgraphs(subgraphs)
     return JSONResponse(select_fields(await _state_at(svc, thread_id, checkpoint_id), select))
 
@@ -368,6 +386,18 @@ async def get_state_at(
 async def post_state_at(svc: Owned, thread_id: str, body: Json = None) -> Response:
     request = obj(body)
     check_keys("body", request, ("checkpoint", "subgraphs", "select"))
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        checkpoint = request.get("checkpoint")
+        wanted = checkpoint.get("checkpoint_id") if isinstance(checkpoint, dict) else checkpoint
+        state = await graph.get_state(
+            svc,
+            thread_id,
+            checkpoint_id=wanted if isinstance(wanted, str) else None,
+            subgraphs=bool(request.get("subgraphs")),
+        )
+        chosen = request.get("select") if isinstance(request.get("select"), list) else None
+        return JSONResponse(select_fields(state, chosen))
     _no_subgraphs(bool(request.get("subgraphs")))
     checkpoint_id = _checkpoint_id(request.get("checkpoint"), "body.checkpoint")
     select = request.get("select") if isinstance(request.get("select"), list) else None
@@ -379,8 +409,11 @@ async def post_state_at(svc: Owned, thread_id: str, body: Json = None) -> Respon
 @router.post("/threads/{thread_id}/state")
 async def update_state(svc: Owned, thread_id: str, body: Json = None) -> Response:
     """Add to the thread without a run: values.messages join the conversation, every other key
-    is merged into the session's project."""
+    is merged into the session's project. A served graph's thread: the graph's own update."""
     request = obj(body)
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        return JSONResponse(await _update_graph(svc, graph, thread_id, request))
     for key in ("checkpoint", "checkpoint_id"):
         if request.get(key):
             raise refuse(f"body.{key}", "state can only be added to the thread's latest state")
@@ -405,12 +438,39 @@ async def update_state(svc: Owned, thread_id: str, body: Json = None) -> Respons
     return JSONResponse({"checkpoint": (await _states(svc, thread_id)).checkpoint_ref(0)})
 
 
+async def _update_graph(
+    svc: Service, graph: GraphAgent, thread_id: str, request: dict[str, Any]
+) -> dict[str, Any]:
+    check_keys("body", request, ("values", "as_node", "checkpoint", "checkpoint_id"))
+    checkpoint = request.get("checkpoint")
+    wanted = checkpoint.get("checkpoint_id") if isinstance(checkpoint, dict) else None
+    wanted = wanted or request.get("checkpoint_id")
+    return await graph.update_state(
+        svc,
+        thread_id,
+        request.get("values"),
+        as_node=opt_str(request, "as_node"),
+        checkpoint_id=wanted if isinstance(wanted, str) else None,
+    )
+
+
 @router.post("/threads/{thread_id}/history")
 async def get_history(svc: Owned, thread_id: str, body: Json = None) -> Response:
     """The thread's states, newest first, before a checkpoint, matching metadata."""
     request = obj(body)
     check_keys("body", request, ("limit", "before", "metadata", "checkpoint", "select"))
     limit, _ = page(request, default_limit=10)
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        states = await graph.get_history(
+            svc,
+            thread_id,
+            limit=limit,
+            before=_checkpoint_id(request.get("before"), "body.before"),
+            metadata=opt_dict(request, "metadata"),
+        )
+        chosen = request.get("select") if isinstance(request.get("select"), list) else None
+        return JSONResponse([select_fields(state, chosen) for state in states])
     if _checkpoint_id(request.get("checkpoint"), "body.checkpoint") is not None:
         raise refuse(
             "body.checkpoint.checkpoint_id",
