@@ -36,7 +36,7 @@ def database_url(name: str) -> str:
     return urlunsplit(parts._replace(path=f"/{name}", query=urlencode(query, quote_via=quote)))
 
 
-def admin(statement: sql.Composable | str) -> None:
+def admin(statement: sql.Composed | str) -> None:
     """Run one statement on the server, outside any transaction (CREATE/DROP DATABASE)."""
     with psycopg.connect(ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
         conn.execute(statement)

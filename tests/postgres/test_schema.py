@@ -7,20 +7,19 @@ import threading
 import psycopg
 import pytest
 
-from tether.core.errors import SchemaTooNew, StoreUnavailable, UsageError
-from tether.store.factory import migrate_store, open_store
-from tether.store.migrate import load_migrations
-from tether.store.postgres.database import PostgresDatabase
-
-from ..pg import Databases
-from ..support import (
+from tests.pg import Databases
+from tests.postgres.helpers import run, sql
+from tests.support import (
     ROWS_BEFORE_CONVERSATION_CORE,
     SCHEMA_3_DELETED_RUN,
     before_conversation_core,
     check_conversation_core,
     check_recounted,
 )
-from .helpers import run, sql
+from tether.core.errors import SchemaTooNew, StoreUnavailable, UsageError
+from tether.store.factory import migrate_store, open_store
+from tether.store.migrate import load_migrations
+from tether.store.postgres.database import PostgresDatabase
 
 pytestmark = pytest.mark.postgres
 

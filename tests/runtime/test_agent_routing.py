@@ -10,14 +10,13 @@ from dataclasses import replace
 
 import pytest
 
+from tests.support import TEST_SETTINGS
 from tether.core.clock import ManualClock
 from tether.core.status import RunStatus
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.builtin.echo import echo
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
-
-from ..support import TEST_SETTINGS
 
 GRACE = 600.0
 
