@@ -1,5 +1,6 @@
 """The PostgreSQL test server: reachability (skip, or fail under CI), a migrated template
-database built once per test session, and a fresh clone of it per test.
+database built once per test session, and a database like it per test (a clone, or a database
+an earlier test used, emptied).
 
 ``TETHER_TEST_POSTGRES`` names the server (a URL of any existing database on it; default the
 local CI server). Databases made here are named ``tether_t…`` and dropped afterwards.
