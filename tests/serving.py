@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -80,7 +81,8 @@ def make_keys(db: Path, owners: tuple[str, ...]) -> dict[str, str]:
         finally:
             await store.close()
 
-    return asyncio.run(main())
+    with ThreadPoolExecutor(1) as pool:  # a loop may be running on this thread (Playwright's)
+        return pool.submit(asyncio.run, main()).result()
 
 
 def serve(
