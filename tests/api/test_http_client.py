@@ -7,11 +7,11 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from httpkit import Server
-from tests.conversation import async_walkthrough, walkthrough
-from tests.serving import Proxy
 
 import tether
+from tests.api.httpkit import Server
+from tests.conversation import async_walkthrough, walkthrough
+from tests.serving import Proxy
 from tether import AsyncClient, Client
 from tether.core.errors import (
     InvalidTransition,
@@ -205,7 +205,7 @@ def test_connect_and_open_read_alike(server: Server, monkeypatch: pytest.MonkeyP
             session.runs.create("x", agent="only_in_this_process")
         assert "tether serve --agents MODULE" in str(unknown.value)
     with Client(server.url) as client, pytest.raises(TypeError) as wrong:
-        client.list_messages("s", newest=True)
+        client.list_messages("s", newest=True)  # type: ignore[call-arg]  # the mistake tested
     assert str(wrong.value).startswith("Client.list_messages(): ") and "Async" not in str(
         wrong.value
     )

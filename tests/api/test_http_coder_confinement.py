@@ -10,7 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from httpkit import Server, new_run, new_session, start_server, wait_run
+
+from tests.api.httpkit import Server, new_run, new_session, start_server, wait_run
 from tests.runtime.test_coder import MISSING, REPORT, TEST_REPORT
 from tests.serving import cli
 

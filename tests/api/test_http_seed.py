@@ -4,7 +4,8 @@ user ends the session."""
 from __future__ import annotations
 
 import httpx
-from httpkit import new_run, new_session, wait_run
+
+from tests.api.httpkit import new_run, new_session, wait_run
 
 
 def test_three_runs_keep_their_own_lifecycle_and_the_session_stays_active(

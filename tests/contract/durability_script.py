@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
@@ -23,8 +24,6 @@ from tether.core.step import StepKind
 from tether.core.usage import Usage
 from tether.store.base import Store
 from tether.store.factory import open_store
-
-from ..support import WORKER, Factory
 
 
 async def write(store: Store) -> dict[str, Any]:

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import OWNER, WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import SessionBusy
-from tether.core.event import TERMINAL_RUN_EVENTS, EventType
+from tether.core.event import TERMINAL_RUN_EVENTS, Event, EventType
 from tether.core.memory import MemoryScope
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.store.base import Store
 from tether.store.sql.store import SqlStore
-
-from ..support import OWNER, WORKER, Factory
 
 
 async def test_a_session_story_is_told_by_its_events(
@@ -59,7 +58,7 @@ async def test_a_session_story_is_told_by_its_events(
         "session.closed",
     ]
     assert all(e.session_id == session.id and e.owner == "alice" for e in events)
-    by_type = {e.type: e for e in events}
+    by_type: dict[str, Event] = {e.type: e for e in events}
     assert by_type["message.added"].data["message"]["id"] == message.id
     assert by_type["message.added"].data["message"]["content"] == "find out why the tests fail"
     assert by_type["run.completed"].data["run"]["status"] == "completed"

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import OWNER, WORKER, Backend, Factory
 from tether.core.api_key import ApiKey
 from tether.core.clock import ManualClock
 from tether.core.errors import AlreadyExists, UsageError
@@ -18,8 +19,6 @@ from tether.core.step import StepKind
 from tether.core.usage import Usage
 from tether.runtime import retention
 from tether.store.base import Store
-
-from ..support import OWNER, WORKER, Backend, Factory
 
 DAY = 86400.0
 

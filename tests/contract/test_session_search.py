@@ -7,14 +7,13 @@ from typing import Any
 
 import pytest
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import NotFound, UsageError
 from tether.core.run import Activity, ErrorInfo
 from tether.core.status import RunStatus
 from tether.runtime.service import Service
 from tether.store.base import Store
-
-from ..support import WORKER, Factory
 
 
 async def _sessions(make: Factory, clock: ManualClock, count: int, **kwargs: Any) -> list[str]:
@@ -88,8 +87,9 @@ async def test_activity_says_what_the_runs_of_many_sessions_are_doing(
     everyone = [idle, busy, queued, waiting, failed, done]
     found = await store.run_activity(everyone, owner="alice")
     assert idle not in found  # no runs
-    assert found[busy].running is not None and found[busy].running.id == held.id
-    assert found[busy].running.context is None  # read without contexts
+    running = found[busy].running
+    assert running is not None and running.id == held.id
+    assert running.context is None  # read without contexts
     assert found[queued].ready is not None and found[queued].activity is Activity.BUSY
     assert found[waiting].waiting is not None and found[waiting].activity is Activity.WAITING
     assert found[failed].last is not None and found[failed].activity is Activity.ERROR

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import (
+
+from tests.engine.engine_helpers import (
     Engine,
     FakeOpenAI,
     WorkerProcess,
@@ -16,7 +17,6 @@ from engine_helpers import (
     provider_error,
     wait_status,
 )
-
 from tether.config import model_catalog
 from tether.core.errors import ModelError, UsageError
 from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus

@@ -34,14 +34,21 @@ except ImportError:  # pragma: no cover - the adk extra is part of tether[dev]
     pytest.skip("needs tether[adk] (google-adk)", allow_module_level=True)
 
 import tether
+from tests.support import OWNER
 from tether.core.errors import UsageError
 from tether.core.message import Role
 from tether.integrations.adk import TetherSessionService, external_key
 from tether.runtime.service import Service
 
-from ..support import OWNER
-
 APP = "weather"
+
+
+def text_of(event: Event) -> str:
+    """The text of an event holding one text part."""
+    assert event.content is not None and event.content.parts
+    text = event.content.parts[0].text
+    assert text is not None
+    return text
 
 
 def say(text: str, *, author: str = "user", **fields: object) -> Event:
@@ -186,7 +193,7 @@ async def test_deleted_sessions_take_no_events_and_keys_come_back(service: Servi
     fresh = await adk.create_session(app_name=APP, user_id="u1", session_id="s")
     await adk.append_event(fresh, say("three"))
     got = await adk.get_session(app_name=APP, user_id="u1", session_id="s")
-    assert got is not None and [e.content.parts[0].text for e in got.events] == ["three"]
+    assert got is not None and [text_of(e) for e in got.events] == ["three"]
 
 
 def test_opens_on_a_path_and_on_a_sync_handle(tmp_path: Path) -> None:
@@ -210,7 +217,7 @@ def test_opens_on_a_path_and_on_a_sync_handle(tmp_path: Path) -> None:
                 app_name=APP, user_id="u1", session_id=sid
             )
             assert got is not None
-            return [e.content.parts[0].text for e in got.events]
+            return [text_of(e) for e in got.events]
 
         assert asyncio.run(read()) == ["kept"]
 

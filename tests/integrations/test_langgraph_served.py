@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .lgkit import langgraph_or_skip
+from tests.integrations.lgkit import langgraph_or_skip
 
 langgraph_or_skip()
 
@@ -31,7 +31,7 @@ from tether.runtime.builtin import register  # noqa: E402
 from tether.runtime.facade import Tether  # noqa: E402
 from tether.runtime.graphs import graph_agent  # noqa: E402
 
-from ..support import Backend  # noqa: E402
+from tests.support import Backend  # noqa: E402
 
 GRAPHS = Path(__file__).resolve().parents[1] / "langgraph" / "graphs"
 

@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 import tether
+from tests.integrations import framework
+from tests.support import Backend
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
-
-from ..support import Backend
-from . import framework
 
 framework("agents", "openai-agents")
 

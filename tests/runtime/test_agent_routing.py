@@ -10,15 +10,14 @@ from dataclasses import replace
 
 import pytest
 
+from tests.support import TEST_SETTINGS
+from tests.waiting import eventually
 from tether.core.clock import ManualClock
 from tether.core.status import RunStatus
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.builtin.echo import echo
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
-
-from ..support import TEST_SETTINGS
-from ..waiting import eventually
 
 GRACE = 600.0
 

@@ -283,7 +283,7 @@ async def test_the_agent_is_given_its_database_files_to_protect(
 
         assert isinstance(ctx, RunContext)
         ws = Workspace(await ctx.confinement.workspace(folder), ctx.confinement)
-        outcomes = {}
+        outcomes: dict[str, object] = {}
         for name in (Path(store.location).name, Path(store.location).name + "-wal"):
             try:
                 ws.read(name)

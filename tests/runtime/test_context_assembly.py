@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.memory import MemoryScope
 from tether.core.message import NewMessage, Role
@@ -20,8 +21,6 @@ from tether.core.step import StepKind
 from tether.runtime.context_assembly import assemble_context, estimate_tokens
 from tether.runtime.service import Service
 from tether.store.base import Store
-
-from ..support import WORKER, Factory
 
 
 class CountingStore:
@@ -49,7 +48,7 @@ async def _assemble(
     counting = CountingStore(store)
     fresh = await store.get_session(session.id)
     assert fresh is not None
-    context = await assemble_context(counting, fresh, budget_tokens=budget)  # type: ignore[arg-type]
+    context = await assemble_context(counting, fresh, budget_tokens=budget)
     return context, counting.calls
 
 

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 import tether
+from tests.support import TEST_SETTINGS
 from tether.core.clock import ManualClock
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.run_context import RunContext
-
-from ..support import TEST_SETTINGS
 
 
 async def remembering(ctx: RunContext) -> dict[str, object]:

@@ -208,7 +208,7 @@ def test_a_model_agent_is_checked_when_it_is_made() -> None:
     agents = AgentRegistry()
     model = ScriptedModel([])
     with pytest.raises(UsageError, match="needs instructions"):
-        tether.agent("x", model=model, registry=agents)
+        tether.agent("x", model=model, registry=agents)  # type: ignore[call-overload]
     with pytest.raises(UsageError, match="max_steps must be at least 1"):
         tether.agent("x", instructions="hi", max_steps=0, registry=agents)
     with pytest.raises(UsageError, match="model must be a Model"):

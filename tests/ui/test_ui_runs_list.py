@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from uikit import Server, new_run, new_session, screenshot_folder, start_server
 
 import tether
+from tests.ui.uikit import Server, new_run, new_session, screenshot_folder, start_server
 from tether.core.status import RunStatus
 from tether.store.cursors import encode_cursor
 

@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import Dialog, Page, expect
+
+from tests.ui.uikit import Server, log_in, new_run, new_session, settled
 from tests.waiting import eventually_sync
-from uikit import Server, log_in, new_run, new_session, settled
 
 from tether.store.cursors import encode_cursor
 
