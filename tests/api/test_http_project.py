@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from httpkit import Server, new_session
 
 import tether
+from tests.api.httpkit import Server, new_session
 from tether.api import create_app
 
 

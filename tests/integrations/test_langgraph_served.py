@@ -17,6 +17,7 @@ from tests.integrations.lgkit import langgraph_or_skip
 langgraph_or_skip()
 
 import tether  # noqa: E402
+from tests.support import Backend  # noqa: E402
 from tether.core.errors import UsageError  # noqa: E402
 from tether.core.status import RunStatus  # noqa: E402
 from tether.integrations.langgraph.loading import (  # noqa: E402
@@ -30,8 +31,6 @@ from tether.runtime.agent import AgentRegistry  # noqa: E402
 from tether.runtime.builtin import register  # noqa: E402
 from tether.runtime.facade import Tether  # noqa: E402
 from tether.runtime.graphs import graph_agent  # noqa: E402
-
-from tests.support import Backend  # noqa: E402
 
 GRAPHS = Path(__file__).resolve().parents[1] / "langgraph" / "graphs"
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
-from lgkit import Server, user
+
+from tests.langgraph.lgkit import Server, said, wire
 from tests.serving import serve
 
 GRAPH = f"weather={Path(__file__).resolve().parent / 'graphs' / 'weather.py'}:graph"
@@ -41,7 +42,7 @@ def test_a_graph_streams_waits_for_approval_and_resumes_after_a_restart(
         assistant = client.assistants.get("weather")
         assert assistant["graph_id"] == "weather"
         tid = client.threads.create()["thread_id"]
-        parts = _stream(client, tid, input={"messages": [user("weather in Paris?")]})
+        parts = _stream(client, tid, input=said("weather in Paris?"))
         events = [name for name, _ in parts]
         assert events[0] == "metadata"
         chunks = [data for name, data in parts if name == "messages"]
@@ -74,12 +75,12 @@ def test_a_graph_streams_waits_for_approval_and_resumes_after_a_restart(
             [run] = [r for r in client.runs.list(tid) if r["status"] == "success"]
             history = client.threads.get_history(tid, limit=50)
             assert history[0]["checkpoint"] == state["checkpoint"]
-            assert {h["metadata"].get("run_id") for h in history} == {run["run_id"]}
+            assert {(h["metadata"] or {}).get("run_id") for h in history} == {run["run_id"]}
             assert len(history) >= 5
             # the conversation goes on in the same thread
-            answer = client.runs.wait(tid, "weather", input={"messages": [user("and Rome?")]})
+            answer = wire(client.runs.wait(tid, "weather", input=said("and Rome?")))
             assert answer["__interrupt__"][0]["value"]["tool_calls"][0]["args"] == {"city": "Rome"}
-            done = client.runs.wait(tid, "weather", command={"resume": "yes"})
+            done = wire(client.runs.wait(tid, "weather", command={"resume": "yes"}))
             assert _types(done) == ["human", "ai", "tool", "ai"] * 2
             assert done["messages"][-1]["content"] == "The weather: sunny in Rome."
         with again.native("alice") as native:

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
-from lgkit import Server, user
+
+from tests.langgraph.lgkit import Server, said, wire
 from tests.serving import serve
 
 HERE = Path(__file__).resolve().parent
@@ -130,7 +131,7 @@ def test_the_runs_configurable_reaches_the_graph_but_not_its_internals(
 ) -> None:
     tid = client.threads.create()["thread_id"]
     config: Any = {"configurable": {"step": 5, "__pregel_checkpointer": "x", "thread_id": "t"}}
-    done = client.runs.wait(tid, "counter", input={"count": 1, "log": []}, config=config)
+    done = wire(client.runs.wait(tid, "counter", input={"count": 1, "log": []}, config=config))
     assert done["count"] == 6
     assert client.threads.get_state(tid)["checkpoint"]["thread_id"] == tid
 
@@ -139,13 +140,13 @@ def test_a_breakpoint_before_a_node_waits_until_the_run_is_resumed(
     client: SyncLangGraphClient,
 ) -> None:
     tid = client.threads.create()["thread_id"]
-    stopped = client.runs.wait(
-        tid, "counter", input={"count": 1, "log": []}, interrupt_before=["inner"]
+    stopped = wire(
+        client.runs.wait(tid, "counter", input={"count": 1, "log": []}, interrupt_before=["inner"])
     )
     assert stopped["count"] == 2 and stopped["log"] == ["bump"]
     assert client.threads.get(tid)["status"] == "interrupted"
     assert client.threads.get_state(tid)["next"] == ["inner"]
-    done = client.runs.wait(tid, "counter", input=None)  # as LangGraph goes on from one
+    done = wire(client.runs.wait(tid, "counter", input=None))  # as LangGraph goes on from one
     assert done["log"] == ["bump", "bump", "inner"]
     assert [r["status"] for r in client.runs.list(tid)] == ["success"]
 
@@ -156,7 +157,7 @@ def test_a_thread_made_for_a_graph_takes_its_state_before_any_run(
     tid = client.threads.create(graph_id="counter")["thread_id"]
     client.threads.update_state(tid, {"count": 3, "log": []}, as_node="inner")
     assert client.threads.get_state(tid)["values"] == {"count": 3, "log": []}
-    done = client.runs.wait(tid, "counter", input={"count": 4, "log": []})
+    done = wire(client.runs.wait(tid, "counter", input={"count": 4, "log": []}))
     assert done["count"] == 5
 
 
@@ -178,7 +179,7 @@ def test_messages_mode_sends_partial_messages_with_their_metadata(
 ) -> None:
     tid = client.threads.create()["thread_id"]
     parts = client.runs.stream(
-        tid, "weather", input={"messages": [user("weather in Oslo?")]}, stream_mode="messages"
+        tid, "weather", input=said("weather in Oslo?"), stream_mode="messages"
     )
     events = [(p.event, p.data) for p in parts]
     [meta] = [data for name, data in events if name == "messages/metadata"]
@@ -192,7 +193,7 @@ def test_messages_mode_sends_partial_messages_with_their_metadata(
 def test_events_mode_streams_the_graphs_langchain_events(client: SyncLangGraphClient) -> None:
     tid = client.threads.create()["thread_id"]
     parts = client.runs.stream(
-        tid, "weather", input={"messages": [user("weather in Lima?")]}, stream_mode=["events"]
+        tid, "weather", input=said("weather in Lima?"), stream_mode=["events"]
     )
     events = [data for name, data in ((p.event, p.data) for p in parts) if name == "events"]
     seen = {(e["event"], e["name"]) for e in events}

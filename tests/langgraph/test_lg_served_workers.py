@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lgkit import Server, user
+
+from tests.langgraph.lgkit import Server, said, wire
 from tests.serving import TETHER, cli, serve
 
 GRAPH = f"weather={Path(__file__).resolve().parent / 'graphs' / 'weather.py'}:graph"
@@ -69,9 +70,9 @@ def test_only_a_worker_with_the_graph_runs_it(served: Server) -> None:
     try:
         with served.sdk("alice") as client:
             tid = client.threads.create()["thread_id"]
-            asked = client.runs.wait(tid, "weather", input={"messages": [user("and Bern?")]})
+            asked = wire(client.runs.wait(tid, "weather", input=said("and Bern?")))
             assert asked["__interrupt__"][0]["value"]["tool_calls"][0]["args"] == {"city": "Bern"}
-            done = client.runs.wait(tid, "weather", command={"resume": "yes"})
+            done = wire(client.runs.wait(tid, "weather", command={"resume": "yes"}))
             assert done["messages"][-1]["content"] == "The weather: sunny in Bern."
             assert [r["status"] for r in client.runs.list(tid)] == ["success"]
     finally:

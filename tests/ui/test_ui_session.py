@@ -11,7 +11,6 @@ from playwright.sync_api import Dialog, Page, expect
 
 from tests.ui.uikit import Server, log_in, new_run, new_session, settled
 from tests.waiting import eventually_sync
-
 from tether.store.cursors import encode_cursor
 
 pytestmark = pytest.mark.browser
