@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from tether.core.errors import AlreadyExists, MissingExtra, NotFound, UsageError
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
-from tether.core.message import Message, NewMessage, Role
+from tether.core.message import NewMessage, Role, StoredMessage
 from tether.core.session import Session as TetherSession
 from tether.runtime.async_facade import AsyncTether
 from tether.runtime.facade import Tether
@@ -278,44 +278,44 @@ class TetherSessionService(BaseSessionService):
         wanted = config.num_recent_events
         if wanted == 0:
             return []
-        if config.after_timestamp:
-            messages = await self._messages(tid, None)
-        else:
-            messages = await self._messages(tid, wanted)
+        rows = await self._stored(tid, None if config.after_timestamp else wanted)
         # A read larger than the cache would only evict what the next read needs.
-        keep = len(messages) <= self._cache_size
-        events = [self._built_event(m, keep) for m in messages if _is_event(m)]
+        keep = len(rows) <= self._cache_size
+        events = [e for e in (self._built_event(row, keep) for row in rows) if e is not None]
         events.sort(key=lambda e: e.timestamp)  # stable: ties keep the order of appending
         if config.after_timestamp:
             events = [e for e in events if e.timestamp >= (config.after_timestamp or 0)]
         return events[-wanted:] if wanted is not None else events
 
-    def _built_event(self, message: Message, keep: bool) -> Event:
-        built = self._built.get(message.id)
+    def _built_event(self, row: StoredMessage, keep: bool) -> Event | None:
+        """The event a stored message carries (None: not an ADK event): the one built before
+        when there is one. Reads share built events, as ADK's light-copy in-memory service does
+        (ADK's flows copy what they change); the list and the state are each read's own."""
+        mid = row[0]
+        built = self._built.get(mid)
         if built is None:
-            built = _event(message)
-            if not keep:
+            built = _event(row)
+            if built is None or not keep:
                 return built
-            self._built[message.id] = built
+            self._built[mid] = built
             if len(self._built) > self._cache_size:
                 self._built.popitem(last=False)
         else:
-            self._built.move_to_end(message.id)
-        return built.model_copy()
+            self._built.move_to_end(mid)
+        return built
 
-    async def _messages(self, tid: str, newest: int | None) -> list[Message]:
-        """The newest messages of a conversation (all of them for None), oldest first."""
-        taken: list[Message] = []
-        cursor = None
+    async def _stored(self, tid: str, newest: int | None) -> list[StoredMessage]:
+        """The newest messages of a conversation as stored (all of them for None), oldest
+        first."""
+        taken: list[StoredMessage] = []
+        before = None
         while newest is None or len(taken) < newest:
             size = 1000 if newest is None else min(1000, newest - len(taken))
-            page = await self._run(
-                self._svc.list_messages(tid, limit=size, cursor=cursor, newest_first=True)
-            )
-            taken.extend(page.data)
-            if page.next_cursor is None:
+            page = await self._run(self._svc.stored_messages(tid, limit=size, before_seq=before))
+            taken.extend(page)
+            if len(page) < size:
                 break
-            cursor = page.next_cursor
+            before = page[-1][1]
         taken.reverse()
         return taken
 
@@ -333,18 +333,20 @@ class TetherSessionService(BaseSessionService):
     async def _state(
         self, session: TetherSession, app_name: str, user_id: str
     ) -> tuple[dict[str, Any], float]:
-        own, updated = await self._own_state(session)
-        app = await self._app_state(app_name)
-        user = await self._user_state(app_name, user_id)
-        return _merge(app, user, own), updated
-
-    async def _own_state(self, session: TetherSession) -> tuple[dict[str, Any], float]:
+        """The session's merged state (its own, its app's, its user's: one read) and its
+        last_update_time."""
         items = await self._run(
-            self._svc.store.list_memory(
-                scope=MemoryScope.SESSION, scope_id=session.id, namespace_prefix=None
+            self._svc.store.layered_memory(
+                session.id,
+                owner=self._svc.owner,
+                app=app_name,
+                user_namespace=_user_namespace(app_name, user_id),
             )
         )
-        return _own_state(session, items)
+        app = _values(i for i in items if i.scope is MemoryScope.APP)
+        user = _values(i for i in items if i.scope is MemoryScope.USER)
+        own, updated = _own_state(session, [i for i in items if i.scope is MemoryScope.SESSION])
+        return _merge(app, user, own), updated
 
     async def _app_state(self, app_name: str) -> dict[str, Any]:
         return _values(await self._run(self._svc.list_app_memory(app_name)))
@@ -410,9 +412,10 @@ def _message(event: Event) -> NewMessage:
     return NewMessage(role, text, {"adk": {"author": event.author}}, item)
 
 
-def _is_event(message: Message) -> bool:
-    return message.item is not None and "adk" in message.metadata
-
-
-def _event(message: Message) -> Event:
-    return Event.model_validate_json(json.dumps(message.item))
+def _event(row: StoredMessage) -> Event | None:
+    """The event a stored message carries, validated from its exact JSON text; None for a
+    message that is not an ADK event (added by other means)."""
+    item, metadata = row[5], row[4]
+    if item is None or '"adk"' not in metadata or "adk" not in json.loads(metadata):
+        return None
+    return Event.model_validate_json(item)

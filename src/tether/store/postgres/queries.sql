@@ -1336,3 +1336,27 @@ GROUP BY s.name
 HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
 ORDER BY failed DESC, tool
 LIMIT %(limit)s;
+
+-- adapters' conversation reads ----------------------------------------------------------------
+
+-- The newest messages as stored (JSON columns as text), for store.stored_messages: the
+-- conversation messages_backward reads, in the columns core.message.StoredMessage names.
+-- name: stored_messages
+SELECT id, seq, role, content, metadata::text AS metadata, item::text AS item
+FROM messages
+WHERE session_id = %(session_id)s AND seq < %(before_seq)s
+  AND seq > COALESCE((SELECT cleared_seq FROM sessions
+                      WHERE id = %(session_id)s
+                        AND (%(owner)s::text IS NULL OR owner = %(owner)s)),
+                     %(before_seq)s::bigint)
+  AND removed_at IS NULL
+ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: layered_memory
+-- What a session sees: its own memory, its app's (root namespace), its owner's in one namespace.
+SELECT * FROM memory WHERE scope = 'session' AND scope_id = %(session_id)s
+UNION ALL
+SELECT * FROM memory WHERE scope = 'app' AND scope_id = %(app)s AND namespace = ''
+UNION ALL
+SELECT * FROM memory
+WHERE scope = 'user' AND scope_id = %(owner)s AND namespace = %(namespace)s;

@@ -1248,3 +1248,25 @@ GROUP BY s.name
 HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
 ORDER BY failed DESC, tool
 LIMIT :limit;
+
+-- adapters' conversation reads ----------------------------------------------------------------
+
+-- The newest messages as stored (JSON columns as text), for store.stored_messages: the
+-- conversation messages_backward reads, in the columns core.message.StoredMessage names.
+-- name: stored_messages
+SELECT id, seq, role, content, metadata, item
+FROM messages
+WHERE session_id = :session_id AND seq < :before_seq
+  AND seq > COALESCE((SELECT cleared_seq FROM sessions
+                      WHERE id = :session_id AND (:owner IS NULL OR owner = :owner)),
+                     :before_seq)
+  AND removed_at IS NULL
+ORDER BY seq DESC LIMIT :limit;
+
+-- name: layered_memory
+-- What a session sees: its own memory, its app's (root namespace), its owner's in one namespace.
+SELECT * FROM memory WHERE scope = 'session' AND scope_id = :session_id
+UNION ALL
+SELECT * FROM memory WHERE scope = 'app' AND scope_id = :app AND namespace = ''
+UNION ALL
+SELECT * FROM memory WHERE scope = 'user' AND scope_id = :owner AND namespace = :namespace;
