@@ -1,8 +1,5 @@
 """Google ADK's session service over tether: ``TetherSessionService`` is a
-``google.adk.sessions.BaseSessionService`` (needs ``tether[adk]``).
-
-    from tether.integrations.adk import TetherSessionService
-    runner = Runner(agent=agent, app_name="weather", session_service=TetherSessionService("t.db"))
+``google.adk.sessions.BaseSessionService``.
 
 What maps to what:
 
@@ -30,28 +27,25 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from tether.core.errors import AlreadyExists, MissingExtra, NotFound, UsageError
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event
+from google.adk.sessions import _session_util
+from google.adk.sessions.base_session_service import (
+    BaseSessionService,
+    GetSessionConfig,
+    ListSessionsResponse,
+)
+from google.adk.sessions.session import Session
+from google.adk.sessions.state import State
+
+from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import NewMessage, Role, StoredMessage
 from tether.core.session import Session as TetherSession
 from tether.runtime.async_facade import AsyncTether
 from tether.runtime.facade import Tether
 from tether.runtime.service import Service
-
-try:
-    from google.adk.errors.already_exists_error import AlreadyExistsError
-    from google.adk.errors.session_not_found_error import SessionNotFoundError
-    from google.adk.events.event import Event
-    from google.adk.sessions import _session_util
-    from google.adk.sessions.base_session_service import (
-        BaseSessionService,
-        GetSessionConfig,
-        ListSessionsResponse,
-    )
-    from google.adk.sessions.session import Session
-    from google.adk.sessions.state import State
-except ImportError as exc:  # pragma: no cover - the extra is installed in the test suite
-    raise MissingExtra("the Google ADK session service", "adk", exc.name) from exc
 
 T = TypeVar("T")
 
@@ -264,6 +258,11 @@ class TetherSessionService(BaseSessionService):
                     raise SessionNotFoundError(f"Session {session.id} not found.") from None
         session.last_update_time = event.timestamp
         return self._commit_event_to_session(session, event)
+
+    async def tether_session_id(self, session: Session) -> str:
+        """The id of the tether session behind an ADK session (SessionNotFoundError if none)."""
+        key = external_key(session.app_name, session.user_id, session.id)
+        return await self._tether_id(session, key)
 
     async def _tether_id(self, session: Session, key: str) -> str:
         tid = self._ids.get(key)
