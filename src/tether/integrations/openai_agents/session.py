@@ -90,7 +90,7 @@ class TetherSession:
     ) -> None:
         """Append items to the conversation, in order (up to limits.MAX_BATCH atomically)."""
         self._check_open()
-        await self._attach(wrapper)
+        await self._attach(wrapper, items)
         if not items:
             return
         batch = [{"item": item} for item in items]
@@ -132,12 +132,15 @@ class TetherSession:
         if self._closed:
             raise UsageError(f"TetherSession {self.session_id!r} is closed")
 
-    async def _attach(self, wrapper: RunContextWrapper[Any] | None) -> None:
-        """A Runner called: its run (the current trace) is recorded as a run of this session."""
+    async def _attach(
+        self, wrapper: RunContextWrapper[Any] | None, items: list[Any] | None = None
+    ) -> None:
+        """A Runner called (adding items, or not): its run (the current trace) is recorded as
+        a run of this session."""
         if wrapper is not None:
             sid = await self._link.call(self._find(create=True))
             assert sid is not None
-            runs.recorder().attach(self._link, sid, wrapper)
+            runs.recorder().attach(self._link, sid, wrapper, items)
 
     async def _on_session(self, op: Callable[[str], Awaitable[T]], *, create: bool, empty: T) -> T:
         """op(tether session id) on the backend's loop; empty when reading a session that does
