@@ -24,7 +24,7 @@ async def test_stored_messages_are_the_tail_with_items_as_stored(
         owner=OWNER,
         messages=[
             NewMessage(Role.USER, "one"),
-            NewMessage(Role.ASSISTANT, "", {"tool_calls": []}, item),
+            NewMessage(Role.ASSISTANT, "calling", {"tool_calls": []}, item),
             NewMessage(Role.TOOL, "three", {"tool_call_id": "c1"}),
             NewMessage(Role.USER, "popped"),
         ],
@@ -34,7 +34,7 @@ async def test_stored_messages_are_the_tail_with_items_as_stored(
     rows = await store.stored_messages(session.id, owner=OWNER, limit=10)
     assert [(r[1], r[2], r[3]) for r in rows] == [
         (3, "tool", "three"),
-        (2, "assistant", ""),
+        (2, "assistant", ""),  # the text of a message carrying an item: the item says it
         (1, "user", "one"),
     ]
     assert json.loads(rows[0][4]) == {"tool_call_id": "c1"} and rows[0][5] is None

@@ -315,3 +315,20 @@ async def test_reads_share_the_events_built_once(service: Service) -> None:
     assert first is not None and second is not None
     assert second.events[0] is first.events[0]  # as ADK's light-copy service shares them
     assert second.events[0] == session.events[0]
+
+
+async def test_a_session_deleted_and_created_again_elsewhere_reads_anew(service: Service) -> None:
+    reader, writer = TetherSessionService(service), TetherSessionService(service)
+    session = await writer.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.append_event(session, say("old"))
+    first = await reader.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert first is not None and [e.content for e in first.events] == [say("old").content]
+    await writer.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    assert await reader.get_session(app_name=APP, user_id="u1", session_id="s1") is None
+    again = await writer.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.append_event(again, say("new"))
+    await reader.get_session(app_name=APP, user_id="u1", session_id="s1")  # known again
+    await writer.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.create_session(app_name=APP, user_id="u1", session_id="s1", state={"k": 1})
+    fresh = await reader.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert fresh is not None and fresh.events == [] and fresh.state == {"k": 1}

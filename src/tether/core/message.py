@@ -8,7 +8,8 @@ from enum import StrEnum
 from typing import Any
 
 #: A message as stored, for readers that decode only what they need (framework adapters):
-#: (id, seq, role, content, metadata as JSON text, item as its exact JSON text or None).
+#: (id, seq, role, content, metadata as JSON text, item as its exact JSON text or None); the
+#: content is "" when there is an item (the item is what such readers hand out).
 StoredMessage = tuple[str, int, str, str, str, str | None]
 
 

@@ -3,9 +3,8 @@ invocation recorded as a tether run.
 
     from tether.integrations.adk import TetherPlugin, TetherSessionService
 
-    runner = Runner(agent=agent, app_name="weather",
-                    session_service=TetherSessionService("tether.db"),   # sessions and state
-                    plugins=[TetherPlugin()])                            # invocations as runs
+    app = App(name="weather", root_agent=agent, plugins=[TetherPlugin()])  # invocations as runs
+    runner = Runner(app=app, session_service=TetherSessionService("tether.db"))  # sessions
 """
 
 from tether.core.errors import MissingExtra

@@ -1,6 +1,6 @@
 """Runs: each invocation of an ADK Runner becomes a tether run of its session.
 
-Through ADK's own extension point, a plugin (``Runner(..., plugins=[TetherPlugin()])``) on a
+Through ADK's own extension point, a plugin (``App(..., plugins=[TetherPlugin()])``) of a
 Runner whose session service is a ``TetherSessionService``. The run starts running when the
 invocation does (runtime.external_run), with the user's message as its goal; its model calls
 (with their token usage) and tool calls (arguments and result together) are recorded as steps
@@ -59,9 +59,9 @@ class _Invocation:
 
 
 class TetherPlugin(BasePlugin):
-    """Records the invocations of a Runner on a TetherSessionService as tether runs: pass it in
-    ``Runner(..., plugins=[TetherPlugin()])`` (or an ``App``'s plugins). Invocations of a
-    Runner on another session service are left alone."""
+    """Records the invocations of a Runner on a TetherSessionService as tether runs: put it in
+    the app's plugins, ``App(..., plugins=[TetherPlugin()])``. Invocations of a Runner on
+    another session service are left alone."""
 
     def __init__(self, name: str = "tether") -> None:
         super().__init__(name)

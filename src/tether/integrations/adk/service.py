@@ -23,6 +23,7 @@ import json
 import uuid
 from collections import OrderedDict
 from collections.abc import Coroutine, Iterable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -102,7 +103,10 @@ class TetherSessionService(BaseSessionService):
         self._svc: Service = backend if owner is None else backend.for_owner(owner)
         #: Sessions never expire unless asked (ADK has no expiry); None = never.
         self._ttl = ttl_seconds
+        #: The tether session id of each external key seen, and its creation time (the
+        #: last_update_time of a session without events).
         self._ids: dict[str, str] = {}
+        self._created: dict[str, float] = {}
         #: Events already built, by message id: a stored event never changes, so it is
         #: validated once per process (reads hand out shallow copies, as ADK's light copies do).
         self._built: OrderedDict[str, Event] = OrderedDict()
@@ -150,7 +154,8 @@ class TetherSessionService(BaseSessionService):
                 await self._run(self._svc.delete_session(created.id))
                 raise
         self._ids[external_key(app_name, user_id, sid)] = created.id
-        merged = await self._state(created, app_name, user_id)
+        self._created[created.id] = created.created_at.timestamp()
+        merged = await self._state(created.id, app_name, user_id)
         return Session(
             id=sid,
             app_name=app_name,
@@ -169,11 +174,10 @@ class TetherSessionService(BaseSessionService):
         config: GetSessionConfig | None = None,
     ) -> Session | None:
         sid = session_id.strip()
-        found = await self._find(app_name, user_id, sid) if sid else None
-        if found is None:
+        read = await self._read(app_name, user_id, sid, config or GetSessionConfig())
+        if read is None:
             return None
-        state, updated = await self._state(found, app_name, user_id)
-        events = await self._events(found.id, config or GetSessionConfig())
+        (state, updated), events = read
         return Session(
             id=sid,
             app_name=app_name,
@@ -207,7 +211,7 @@ class TetherSessionService(BaseSessionService):
             user, sid = _user_and_id(s, prefix, user_id)
             if user not in users:
                 users[user] = await self._user_state(app_name, user)
-            own, updated = _own_state(s, memory.get(s.id, []))
+            own, updated = _own_state(s.created_at.timestamp(), memory.get(s.id, []))
             state = _merge(app_state, users[user], own)
             sessions.append(
                 Session(
@@ -280,8 +284,9 @@ class TetherSessionService(BaseSessionService):
         rows = await self._stored(tid, None if config.after_timestamp else wanted)
         # A read larger than the cache would only evict what the next read needs.
         keep = len(rows) <= self._cache_size
-        events = [e for e in (self._built_event(row, keep) for row in rows) if e is not None]
-        events.sort(key=lambda e: e.timestamp)  # stable: ties keep the order of appending
+        built = self._built_event
+        events = [e for e in [built(row, keep) for row in rows] if e is not None]
+        events.sort(key=_timestamp)  # stable: ties keep the order of appending
         if config.after_timestamp:
             events = [e for e in events if e.timestamp >= (config.after_timestamp or 0)]
         return events[-wanted:] if wanted is not None else events
@@ -318,6 +323,29 @@ class TetherSessionService(BaseSessionService):
         taken.reverse()
         return taken
 
+    async def _read(
+        self, app_name: str, user_id: str, sid: str, config: GetSessionConfig
+    ) -> tuple[tuple[dict[str, Any], float], list[Event]] | None:
+        """A session's state (and last_update_time) and events; None when there is none. Of
+        a session read before, the events are read first: they prove it still exists (reading
+        a deleted session's conversation raises NotFound), so its key is not looked up."""
+        if not sid:
+            return None
+        key = external_key(app_name, user_id, sid)
+        tid = self._ids.get(key)
+        if tid is not None and config.num_recent_events != 0:
+            try:
+                events = await self._events(tid, config)
+            except NotFound:
+                self._ids.pop(key, None)  # deleted (and perhaps created again): look it up
+            else:
+                return await self._state(tid, app_name, user_id), events
+        found = await self._find(app_name, user_id, sid)
+        if found is None:
+            return None
+        state = await self._state(found.id, app_name, user_id)
+        return state, await self._events(found.id, config)
+
     # -- state ---------------------------------------------------------------------------------
 
     async def _find(self, app_name: str, user_id: str, sid: str) -> TetherSession | None:
@@ -327,16 +355,15 @@ class TetherSessionService(BaseSessionService):
         except NotFound:
             return None
         self._ids[key] = found.id
+        self._created[found.id] = found.created_at.timestamp()
         return found
 
-    async def _state(
-        self, session: TetherSession, app_name: str, user_id: str
-    ) -> tuple[dict[str, Any], float]:
+    async def _state(self, tid: str, app_name: str, user_id: str) -> tuple[dict[str, Any], float]:
         """The session's merged state (its own, its app's, its user's: one read) and its
         last_update_time."""
         items = await self._run(
             self._svc.store.layered_memory(
-                session.id,
+                tid,
                 owner=self._svc.owner,
                 app=app_name,
                 user_namespace=_user_namespace(app_name, user_id),
@@ -344,8 +371,9 @@ class TetherSessionService(BaseSessionService):
         )
         app = _values(i for i in items if i.scope is MemoryScope.APP)
         user = _values(i for i in items if i.scope is MemoryScope.USER)
-        own, updated = _own_state(session, [i for i in items if i.scope is MemoryScope.SESSION])
-        return _merge(app, user, own), updated
+        own = [i for i in items if i.scope is MemoryScope.SESSION]
+        state, updated = _own_state(self._created.get(tid, 0.0), own)
+        return _merge(app, user, state), updated
 
     async def _app_state(self, app_name: str) -> dict[str, Any]:
         return _values(await self._run(self._svc.list_app_memory(app_name)))
@@ -356,11 +384,15 @@ class TetherSessionService(BaseSessionService):
         return _values(i for i in items if i.namespace == namespace)
 
 
-def _own_state(session: TetherSession, items: list[MemoryItem]) -> tuple[dict[str, Any], float]:
-    """The session's own state and its last_update_time, from its session memory."""
+def _own_state(created: float, items: list[MemoryItem]) -> tuple[dict[str, Any], float]:
+    """A session's own state and its last_update_time (created: when it was created), from its
+    session memory."""
     state = _values(i for i in items if not i.namespace)
     meta = _values(i for i in items if i.namespace == _META)
-    return state, float(meta.get(_UPDATED, session.created_at.timestamp()))
+    return state, float(meta.get(_UPDATED, created))
+
+
+_timestamp = attrgetter("timestamp")
 
 
 def _values(items: Iterable[MemoryItem]) -> dict[str, Any]:
