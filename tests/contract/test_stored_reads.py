@@ -43,6 +43,9 @@ async def test_stored_messages_are_the_tail_with_items_as_stored(
     assert [r[0] for r in rows] == [m.id for m in messages]
     older = await store.stored_messages(session.id, owner=OWNER, limit=1, before_seq=3)
     assert [r[1] for r in older] == [2]
+    bare = await store.stored_messages(session.id, owner=OWNER, limit=10, items=False)
+    assert [r[:5] for r in bare] == [r[:5] for r in rows]  # all but the items
+    assert [r[5] for r in bare] == [None, None, None]
 
 
 async def test_stored_messages_leave_out_a_clear_and_another_owner(

@@ -400,14 +400,15 @@ class Service:
         return Page(data, encode_cursor(data[-1].seq) if len(rows) > size else None)
 
     async def stored_messages(
-        self, session_id: str, *, limit: int, before_seq: int | None = None
+        self, session_id: str, *, limit: int, before_seq: int | None = None, items: bool = True
     ) -> list[StoredMessage]:
         """The newest limit messages (before before_seq), newest first, as stored (JSON as
-        text): the fast read of framework adapters, which decode only what they hand out."""
+        text; items only when items): the fast read of framework adapters, which decode only
+        what they hand out."""
         size = limits.page_size(limit)
         before = None if before_seq is None else limits.seq("before_seq", before_seq)
         rows = await self.store.stored_messages(
-            session_id, owner=self.owner, limit=size, before_seq=before
+            session_id, owner=self.owner, limit=size, before_seq=before, items=items
         )
         if not rows and before is None:
             await self.get_session(session_id)  # an unknown (or another owner's) session

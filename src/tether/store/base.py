@@ -230,12 +230,18 @@ class Store(Protocol):
         cleared. Another owner's session reads as empty."""
 
     async def stored_messages(
-        self, session_id: str, *, owner: str | None, limit: int, before_seq: int | None = None
+        self,
+        session_id: str,
+        *,
+        owner: str | None,
+        limit: int,
+        before_seq: int | None = None,
+        items: bool = True,
     ) -> list[StoredMessage]:
         """The newest limit messages of the conversation (before before_seq), newest first, as
         stored: items and metadata as JSON text, decoded by the caller, the content only of a
-        message without an item. One indexed read; the same messages list_messages gives.
-        Another owner's session reads as empty."""
+        message without an item; no items at all (None) unless items. One indexed read; the
+        same messages list_messages gives. Another owner's session reads as empty."""
 
     async def pop_message(
         self, session_id: str, *, owner: str | None, now: datetime

@@ -281,41 +281,54 @@ class TetherSessionService(BaseSessionService):
         wanted = config.num_recent_events
         if wanted == 0:
             return []
-        rows = await self._stored(tid, None if config.after_timestamp else wanted)
-        # A read larger than the cache would only evict what the next read needs.
-        keep = len(rows) <= self._cache_size
-        built = self._built_event
-        events = [e for e in [built(row, keep) for row in rows] if e is not None]
+        newest = None if config.after_timestamp else wanted
+        # Events built before need no item: read without items, and again with them only
+        # when some event is new to this process.
+        events = self._built_events(await self._stored(tid, newest, items=False))
+        if events is None:
+            events = self._built_events(await self._stored(tid, newest, items=True))
+            assert events is not None
         events.sort(key=_timestamp)  # stable: ties keep the order of appending
         if config.after_timestamp:
             events = [e for e in events if e.timestamp >= (config.after_timestamp or 0)]
         return events[-wanted:] if wanted is not None else events
 
-    def _built_event(self, row: StoredMessage, keep: bool) -> Event | None:
-        """The event a stored message carries (None: not an ADK event): the one built before
-        when there is one. Reads share built events, as ADK's light-copy in-memory service does
-        (ADK's flows copy what they change); the list and the state are each read's own."""
-        mid = row[0]
-        built = self._built.get(mid)
-        if built is None:
-            built = _event(row)
-            if built is None or not keep:
-                return built
-            self._built[mid] = built
-            if len(self._built) > self._cache_size:
-                self._built.popitem(last=False)
-        else:
-            self._built.move_to_end(mid)
-        return built
+    def _built_events(self, rows: list[StoredMessage]) -> list[Event] | None:
+        """The events stored messages carry (messages that are not ADK events left out): each
+        the one built before when there is one, else built from its item; None when one was
+        not built before and its item was not read. Reads share built events, as ADK's
+        light-copy in-memory service does (ADK's flows copy what they change); the list and
+        the state are each read's own."""
+        # A read larger than the cache would only evict what the next read needs.
+        keep = len(rows) <= self._cache_size
+        cache, events = self._built, []
+        for mid, _, _, _, metadata, item in rows:
+            event = cache.get(mid)
+            if event is not None:
+                cache.move_to_end(mid)
+            elif not _is_event(metadata):
+                continue
+            elif item is None:
+                return None
+            else:
+                event = Event.model_validate_json(item)
+                if keep:
+                    cache[mid] = event
+                    if len(cache) > self._cache_size:
+                        cache.popitem(last=False)
+            events.append(event)
+        return events
 
-    async def _stored(self, tid: str, newest: int | None) -> list[StoredMessage]:
+    async def _stored(self, tid: str, newest: int | None, *, items: bool) -> list[StoredMessage]:
         """The newest messages of a conversation as stored (all of them for None), oldest
         first."""
         taken: list[StoredMessage] = []
         before = None
         while newest is None or len(taken) < newest:
             size = 1000 if newest is None else min(1000, newest - len(taken))
-            page = await self._run(self._svc.stored_messages(tid, limit=size, before_seq=before))
+            page = await self._run(
+                self._svc.stored_messages(tid, limit=size, before_seq=before, items=items)
+            )
             taken.extend(page)
             if len(page) < size:
                 break
@@ -443,10 +456,7 @@ def _message(event: Event) -> NewMessage:
     return NewMessage(role, text, {"adk": {"author": event.author}}, item)
 
 
-def _event(row: StoredMessage) -> Event | None:
-    """The event a stored message carries, validated from its exact JSON text; None for a
-    message that is not an ADK event (added by other means)."""
-    item, metadata = row[5], row[4]
-    if item is None or '"adk"' not in metadata or "adk" not in json.loads(metadata):
-        return None
-    return Event.model_validate_json(item)
+def _is_event(metadata: str) -> bool:
+    """Whether a stored message (its metadata's JSON text) is an ADK event, not a message
+    added to the session by other means."""
+    return '"adk"' in metadata and "adk" in json.loads(metadata)

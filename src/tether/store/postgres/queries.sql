@@ -1341,10 +1341,10 @@ LIMIT %(limit)s;
 
 -- The newest messages as stored (JSON columns as text), for store.stored_messages: the
 -- conversation messages_backward reads, in the columns core.message.StoredMessage names (the
--- text only of a message without an item: an item says it all).
+-- text only of a message without an item: an item says it all; items only when :items).
 -- name: stored_messages
 SELECT id, seq, role, CASE WHEN item IS NULL THEN content ELSE '' END AS content,
-       metadata::text AS metadata, item::text AS item
+       metadata::text AS metadata, CASE WHEN %(items)s THEN item::text END AS item
 FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s
   AND seq > COALESCE((SELECT cleared_seq FROM sessions

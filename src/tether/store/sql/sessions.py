@@ -501,7 +501,13 @@ class SessionsPart(SqlBase):
         return [message_from_row(r, load) for r in rows]
 
     async def stored_messages(
-        self, session_id: str, *, owner: str | None, limit: int, before_seq: int | None = None
+        self,
+        session_id: str,
+        *,
+        owner: str | None,
+        limit: int,
+        before_seq: int | None = None,
+        items: bool = True,
     ) -> list[StoredMessage]:
         async with self._db.read() as tx:
             rows = await tx.all(
@@ -510,6 +516,7 @@ class SessionsPart(SqlBase):
                 owner=owner,
                 before_seq=_MAX_SEQ if before_seq is None else before_seq,
                 limit=limit,
+                items=items,
             )
         # Rows are dicts (PostgreSQL) or sqlite3.Row (SQLite), their values in column order.
         return [tuple(r.values() if isinstance(r, dict) else r) for r in rows]

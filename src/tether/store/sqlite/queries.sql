@@ -1253,9 +1253,10 @@ LIMIT :limit;
 
 -- The newest messages as stored (JSON columns as text), for store.stored_messages: the
 -- conversation messages_backward reads, in the columns core.message.StoredMessage names (the
--- text only of a message without an item: an item says it all).
+-- text only of a message without an item: an item says it all; items only when :items).
 -- name: stored_messages
-SELECT id, seq, role, CASE WHEN item IS NULL THEN content ELSE '' END AS content, metadata, item
+SELECT id, seq, role, CASE WHEN item IS NULL THEN content ELSE '' END AS content, metadata,
+       CASE WHEN :items THEN item END AS item
 FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
   AND seq > COALESCE((SELECT cleared_seq FROM sessions
