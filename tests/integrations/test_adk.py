@@ -297,13 +297,45 @@ async def test_an_adk_runner_keeps_its_conversation_in_tether(service: Service) 
 
 
 @pytest.mark.parametrize("cached_events", [10_000, 1])
-async def test_reads_hand_out_events_of_their_own(service: Service, cached_events: int) -> None:
+async def test_reads_hand_out_lists_and_state_of_their_own(
+    service: Service, cached_events: int
+) -> None:
     adk = TetherSessionService(service, cached_events=cached_events)
-    session = await adk.create_session(app_name=APP, user_id="u1")
+    session = await adk.create_session(app_name=APP, user_id="u1", state={"k": 1})
     await adk.append_event(session, say("one"))
     await adk.append_event(session, say("two"))
     first = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
     assert first is not None
-    first.events[0].author = "someone else"  # a caller changing what it read
+    first.events.append(say("not appended"))  # a caller changing what it read
+    first.state["k"] = 2
     second = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
     assert second is not None and second.events == session.events
+    assert second.state == {"k": 1}
+
+
+async def test_reads_share_the_events_built_once(service: Service) -> None:
+    adk = TetherSessionService(service)
+    session = await adk.create_session(app_name=APP, user_id="u1")
+    await adk.append_event(session, say("one"))
+    first = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
+    second = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
+    assert first is not None and second is not None
+    assert second.events[0] is first.events[0]  # as ADK's light-copy service shares them
+    assert second.events[0] == session.events[0]
+
+
+async def test_a_session_deleted_and_created_again_elsewhere_reads_anew(service: Service) -> None:
+    reader, writer = TetherSessionService(service), TetherSessionService(service)
+    session = await writer.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.append_event(session, say("old"))
+    first = await reader.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert first is not None and [e.content for e in first.events] == [say("old").content]
+    await writer.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    assert await reader.get_session(app_name=APP, user_id="u1", session_id="s1") is None
+    again = await writer.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.append_event(again, say("new"))
+    await reader.get_session(app_name=APP, user_id="u1", session_id="s1")  # known again
+    await writer.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.create_session(app_name=APP, user_id="u1", session_id="s1", state={"k": 1})
+    fresh = await reader.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert fresh is not None and fresh.events == [] and fresh.state == {"k": 1}

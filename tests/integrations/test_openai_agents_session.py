@@ -105,6 +105,35 @@ async def test_session_settings_limit_reads_the_newest_items(tt: tether.Tether) 
     session.close()
 
 
+async def test_messages_written_without_an_item_read_as_items(tt: tether.Tether) -> None:
+    session = TetherSession("mixed", tt)
+    await session.add_items([ITEMS[0]])
+    handle = tt.sessions.get(key="mixed")
+    handle.messages.add("assistant", "a native agent's answer")
+    handle.messages.add("tool", "42", tool_call_id="call_9")
+    await session.add_items([ITEMS[4]])
+    assert await session.get_items() == [
+        ITEMS[0],
+        {"role": "assistant", "content": "a native agent's answer"},
+        {"type": "function_call_output", "call_id": "call_9", "output": "42"},
+        ITEMS[4],
+    ]
+    assert await session.get_items(limit=2) == [
+        {"type": "function_call_output", "call_id": "call_9", "output": "42"},
+        ITEMS[4],
+    ]
+    session.close()
+
+
+async def test_a_long_conversation_reads_whole_and_by_its_tail(tt: tether.Tether) -> None:
+    session = TetherSession("long", tt)
+    items = [{"role": "user", "content": str(i)} for i in range(2_345)]
+    await session.add_items(items)
+    assert await session.get_items() == items
+    assert await session.get_items(limit=1_500) == items[-1_500:]
+    session.close()
+
+
 async def test_pop_and_clear_are_recorded_removals(tt: tether.Tether) -> None:
     session = TetherSession("audited", tt)
     await session.add_items(ITEMS[:3])

@@ -18,7 +18,7 @@ from tether.core.errors import NotFound, UsageError
 from tether.core.event import TERMINAL_RUN_EVENTS, Event
 from tether.core.ids import is_id, new_id
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
-from tether.core.message import Message, NewMessage, Role
+from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity, IfBusy, Run, RunActivity, RunOptionFields, RunOptions
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
@@ -410,6 +410,21 @@ class Service:
             await self.get_session(session_id)  # an unknown (or another owner's) session
         data = rows[:size]
         return Page(data, encode_cursor(data[-1].seq) if len(rows) > size else None)
+
+    async def stored_messages(
+        self, session_id: str, *, limit: int, before_seq: int | None = None, items: bool = True
+    ) -> list[StoredMessage]:
+        """The newest limit messages (before before_seq), newest first, as stored (JSON as
+        text; items only when items): the fast read of framework adapters, which decode only
+        what they hand out."""
+        size = limits.page_size(limit)
+        before = None if before_seq is None else limits.seq("before_seq", before_seq)
+        rows = await self.store.stored_messages(
+            session_id, owner=self.owner, limit=size, before_seq=before, items=items
+        )
+        if not rows and before is None:
+            await self.get_session(session_id)  # an unknown (or another owner's) session
+        return rows
 
     async def pop_message(self, session_id: str) -> Message | None:
         """Take the newest message out of the conversation (recorded as message.removed; the

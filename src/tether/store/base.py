@@ -23,7 +23,7 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 from tether.core.api_key import ApiKey
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
-from tether.core.message import Message, NewMessage, Role
+from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
 from tether.core.session import Session
@@ -229,6 +229,20 @@ class Store(Protocol):
         """The conversation by seq: messages not removed (with include_removed, all of them).
         Cost depends on limit, not on the length of the conversation nor on how much of it was
         cleared. Another owner's session reads as empty."""
+
+    async def stored_messages(
+        self,
+        session_id: str,
+        *,
+        owner: str | None,
+        limit: int,
+        before_seq: int | None = None,
+        items: bool = True,
+    ) -> list[StoredMessage]:
+        """The newest limit messages of the conversation (before before_seq), newest first, as
+        stored: items and metadata as JSON text, decoded by the caller, the content only of a
+        message without an item; no items at all (None) unless items. One indexed read; the
+        same messages list_messages gives. Another owner's session reads as empty."""
 
     async def pop_message(
         self, session_id: str, *, owner: str | None, now: datetime
@@ -524,6 +538,13 @@ class Store(Protocol):
     ) -> dict[str, list[MemoryItem]]:
         """The session memory (every namespace) of each of owner's sessions given that has
         any, in one read; items newest-updated first."""
+
+    async def layered_memory(
+        self, session_id: str, *, owner: str, app: str, user_namespace: tuple[str, ...]
+    ) -> list[MemoryItem]:
+        """What a session of owner's app sees, in one read: the session's memory (every
+        namespace), the app memory of app (its root namespace) and the owner's user memory in
+        user_namespace exactly; each item once, by scope."""
 
     async def delete_memory(
         self,

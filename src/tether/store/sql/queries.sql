@@ -897,3 +897,13 @@ GROUP BY s.name
 HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
 ORDER BY failed DESC, tool
 LIMIT :limit;
+
+-- adapters' conversation reads ----------------------------------------------------------------
+
+-- name: layered_memory
+-- What a session sees: its own memory, its app's (root namespace), its owner's in one namespace.
+SELECT * FROM memory WHERE scope = 'session' AND scope_id = :session_id
+UNION ALL
+SELECT * FROM memory WHERE scope = 'app' AND scope_id = :app AND namespace = ''
+UNION ALL
+SELECT * FROM memory WHERE scope = 'user' AND scope_id = :owner AND namespace = :namespace;

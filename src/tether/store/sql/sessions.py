@@ -11,7 +11,7 @@ from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.event import Event, EventType
 from tether.core.ids import new_id
 from tether.core.memory import MemoryScope, MemoryWrite
-from tether.core.message import Message, NewMessage, Role
+from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity
 from tether.core.session import Session
@@ -500,6 +500,27 @@ class SessionsPart(SqlBase):
             )
         load = self._db.load_json
         return [message_from_row(r, load) for r in rows]
+
+    async def stored_messages(
+        self,
+        session_id: str,
+        *,
+        owner: str | None,
+        limit: int,
+        before_seq: int | None = None,
+        items: bool = True,
+    ) -> list[StoredMessage]:
+        async with self._db.read() as tx:
+            rows = await tx.all(
+                "stored_messages",
+                session_id=session_id,
+                owner=owner,
+                before_seq=_MAX_SEQ if before_seq is None else before_seq,
+                limit=limit,
+                items=items,
+            )
+        # Rows are dicts (PostgreSQL) or sqlite3.Row (SQLite), their values in column order.
+        return [tuple(r.values() if isinstance(r, dict) else r) for r in rows]
 
     async def pop_message(
         self, session_id: str, *, owner: str | None, now: datetime

@@ -428,3 +428,19 @@ WHERE thread = (SELECT id FROM checkpoint_threads WHERE session_id = :session_id
     WHERE c.thread = checkpoint_blobs.thread
       AND c.checkpoint_ns = checkpoint_blobs.checkpoint_ns
       AND v.key = checkpoint_blobs.channel AND CAST(v.value AS TEXT) = checkpoint_blobs.version);
+
+-- adapters' conversation reads ----------------------------------------------------------------
+
+-- The newest messages as stored (JSON columns as text), for store.stored_messages: the
+-- conversation messages_backward reads, in the columns core.message.StoredMessage names (the
+-- text only of a message without an item: an item says it all; items only when :items).
+-- name: stored_messages
+SELECT id, seq, role, CASE WHEN item IS NULL THEN content ELSE '' END AS content, metadata,
+       CASE WHEN :items THEN item END AS item
+FROM messages
+WHERE session_id = :session_id AND seq < :before_seq
+  AND seq > COALESCE((SELECT cleared_seq FROM sessions
+                      WHERE id = :session_id AND (:owner IS NULL OR owner = :owner)),
+                     :before_seq)
+  AND removed_at IS NULL
+ORDER BY seq DESC LIMIT :limit;
