@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 STAMP := $(VENV)/.installed
-CLI_STAMP := $(VENV)/.installed-cli
+DEMO_STAMP := $(VENV)/.installed-demo
 DOCS_STAMP := $(VENV)/.installed-docs
 #: The suite's worker processes (pytest-xdist): one per core.
 JOBS ?= auto
@@ -23,9 +23,10 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-$(CLI_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[cli]'
-	touch $(CLI_STAMP)
+# The demo's extras: the command, and the server and web UI its closing lines point to.
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[cli,ui]'
+	touch $(DEMO_STAMP)
 
 $(DOCS_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[docs]'
@@ -33,7 +34,7 @@ $(DOCS_STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP) ## create .venv and install tether with every extra and its test tools
 
-demo: $(CLI_STAMP) ## play the seed scenario end to end on ./tether.db (kept afterwards)
+demo: $(DEMO_STAMP) ## play the seed scenario end to end on ./tether.db (kept afterwards)
 	$(VENV)/bin/tether demo
 
 test: $(STAMP) ## the whole test suite, in parallel, with coverage (fails below the floor)

@@ -213,7 +213,7 @@ def _fill(conn: sqlite3.Connection, session_id: str, history: int, event_sql: st
 def _shipped(folder: Path, durability: str, history: int, count: int) -> Variant:
     path = folder / "shipped.db"
     SqliteDatabase(path).close_now()  # tether's migrations, as shipped
-    queries = load_queries("tether.store.sqlite")
+    queries = load_queries("sqlite")
     conn = _connect(path, durability)
     session_id, now = new_id(), _now_us()
     conn.execute(

@@ -235,7 +235,7 @@ async def fill(path: Path, items: int, seed: int = 7) -> Filled:
     service = Service(store, clock=clock)
     session = await service.create_session(
         title="Keep helping me with this project",
-        context={"workspace": "./calc", "python": "3.11", "notes": _text(rng, 20, 40)},
+        project={"workspace": "./calc", "python": "3.11", "notes": _text(rng, 20, 40)},
     )
     await service.set_session_memory(session.id, "python", "3.11")
     await service.set_session_memory(session.id, "style", "the user wants minimal changes")

@@ -20,15 +20,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.pg import Databases, template_databases
+from tests.support import OWNER, TEST_SETTINGS, Backend, Factory
 from tether.core.clock import ManualClock
 from tether.runtime import builtin
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
 from tether.store.base import Store
-
-from .pg import Databases, template_databases
-from .support import OWNER, TEST_SETTINGS, Backend, Factory
 
 #: An async test that runs longer than this fails instead of hanging the suite.
 ASYNC_TEST_TIMEOUT = 60.0
@@ -39,7 +38,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     """Run ``async def`` tests to completion on the test's own loop."""
     if not inspect.iscoroutinefunction(pyfuncitem.obj):
         return None
-    loop: asyncio.AbstractEventLoop = pyfuncitem.funcargs["loop"]
+    loop = pyfuncitem.funcargs["loop"]
+    assert isinstance(loop, asyncio.AbstractEventLoop)
     kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     loop.run_until_complete(asyncio.wait_for(pyfuncitem.obj(**kwargs), ASYNC_TEST_TIMEOUT))
     return True

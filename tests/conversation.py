@@ -44,10 +44,11 @@ def walkthrough(tt: tether.Tether, key: str) -> None:
     assert json.dumps(first.item) == json.dumps(ITEM) and first.item == ITEM
     plain = s.messages.add("assistant", "noted", source="test")
     assert plain.metadata == {"source": "test"} and plain.item is None
-    batch = s.messages.add_many(
-        [{"item": CALL}, {"role": "tool", "content": "42", "metadata": {"tool_call_id": "c1"}}]
-        + [{"content": f"m{n}"} for n in range(10)]
-    )
+    items: list[dict[str, Any]] = [
+        {"item": CALL},
+        {"role": "tool", "content": "42", "metadata": {"tool_call_id": "c1"}},
+    ]
+    batch = s.messages.add_many(items + [{"content": f"m{n}"} for n in range(10)])
     assert [m.seq for m in batch] == list(range(3, 15))
     listed = s.messages.list()
     assert [m.seq for m in listed] == list(range(1, 15))

@@ -1,10 +1,12 @@
 """A real ``tether serve`` for the tests that talk to one (HTTP, browser, LangGraph client):
-127.0.0.1, port 0, a temporary database, keys made with ``tether keys create``; a TCP proxy
-whose connections can be cut. Waiting on observable state is tests/waiting.py.
+127.0.0.1, port 0, a temporary database, keys made beforehand as ``tether keys create`` makes
+them (in this process: a command per key would cost a start-up each); a TCP proxy whose
+connections can be cut. Waiting on observable state is tests/waiting.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -14,11 +16,15 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
+
+from tether.runtime.api_keys import ApiKeys
+from tether.store.factory import open_store
 
 TETHER = [sys.executable, "-m", "tether"]
 LISTENING = "tether listening on "
@@ -64,6 +70,21 @@ class Served:
 S = TypeVar("S", bound=Served)
 
 
+def make_keys(db: Path, owners: tuple[str, ...]) -> dict[str, str]:
+    """A new API key per owner in db (created and migrated if new): {owner: secret}."""
+
+    async def main() -> dict[str, str]:
+        store = open_store(str(db))
+        try:
+            keys = ApiKeys(store)
+            return {owner: (await keys.create(owner))[1] for owner in owners}
+        finally:
+            await store.close()
+
+    with ThreadPoolExecutor(1) as pool:  # a loop may be running on this thread (Playwright's)
+        return pool.submit(asyncio.run, main()).result()
+
+
 def serve(
     kind: type[S],
     db: Path,
@@ -71,13 +92,9 @@ def serve(
     owners: tuple[str, ...] = (),
     env: Mapping[str, str] | None = None,
 ) -> S:
-    """Make a key per owner with the CLI, then serve db (with args; the process gets env, else
-    this environment) until it listens."""
-    keys = {}
-    for owner in owners:
-        made = cli("keys", "create", "--owner", owner, "--db", db)
-        assert made.returncode == 0, made.stderr
-        keys[owner] = made.stdout.strip()
+    """Make a key per owner, then serve db (with args; the process gets env, else this
+    environment) until it listens."""
+    keys = make_keys(db, owners) if owners else {}
     process = subprocess.Popen(
         [*TETHER, "serve", "--port", "0", "--db", str(db), "--no-access-log", *args],
         stdout=subprocess.DEVNULL,

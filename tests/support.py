@@ -75,7 +75,7 @@ class Factory:
         owner: str | None = None,
         ttl_seconds: int | None = DEFAULT_TTL_SECONDS,
         title: str | None = "a session",
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
     ) -> Session:
         now = self.clock.now()
         return await self.store.create_session(
@@ -88,7 +88,7 @@ class Factory:
                 updated_at=now,
                 last_activity_at=now,
                 ttl_seconds=ttl_seconds,
-                context=context or {},
+                project=project or {},
             )
         )
 

@@ -13,7 +13,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -39,27 +39,43 @@ class Deadline:
             )
 
 
+@overload
 async def eventually(
-    probe: Callable[[], Awaitable[T]] | Callable[[], T],
+    probe: Callable[[], Awaitable[T | None]],
+    *,
+    timeout: float = ...,
+    every: float = ...,
+    what: str = ...,
+) -> T: ...
+
+
+@overload
+async def eventually(
+    probe: Callable[[], T | None], *, timeout: float = ..., every: float = ..., what: str = ...
+) -> T: ...
+
+
+async def eventually(
+    probe: Callable[[], Any],
     *,
     timeout: float = WAIT,
     every: float = EVERY,
     what: str = "the condition",
-) -> T:
-    """Poll probe (sync or async) until it returns something truthy; that value."""
+) -> Any:
+    """Poll probe (sync or async) until it returns something truthy; that value (never None)."""
     deadline = Deadline(timeout, what)
     while True:
         value = probe()
         if inspect.isawaitable(value):
             value = await value
         if value:
-            return value  # type: ignore[return-value]
+            return value
         deadline.check(value)
         await asyncio.sleep(every)
 
 
 def eventually_sync(
-    probe: Callable[[], T],
+    probe: Callable[[], T | None],
     *,
     timeout: float = WAIT,
     every: float = EVERY,

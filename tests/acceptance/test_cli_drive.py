@@ -137,6 +137,27 @@ def test_sessions_list_pages_with_a_cursor(tmp_path: Path) -> None:
     assert words("more: --cursor") in words(table.stdout)  # the next page, in words
 
 
+def test_sessions_create_takes_a_project(tmp_path: Path) -> None:
+    db = str(tmp_path / "t.db")
+    tether.open(db, worker=False).close()
+    made = cli("sessions", "create", "--project", '{"workspace": "./calc"}', "--db", db, "--json")
+    assert made.exit_code == 0, made.output
+    session = json.loads(made.stdout)
+    assert session["project"] == session["context"] == {"workspace": "./calc"}
+    assert made.stderr == ""
+    old = cli("sessions", "create", "--context", '{"workspace": "./b"}', "--db", db, "--json")
+    assert old.exit_code == 0, old.output
+    assert json.loads(old.stdout)["project"] == {"workspace": "./b"}
+    assert words("warning: --context is deprecated: use --project") == words(old.stderr)
+    both = cli("sessions", "create", "--project", "{}", "--context", "{}", "--db", db)
+    assert both.exit_code == 1
+    assert words("error: give --project only (--context is its deprecated name)") == words(
+        both.stderr
+    )
+    bad = cli("sessions", "create", "--project", "[1]", "--db", db)
+    assert bad.exit_code != 0 and "--project" in bad.stderr
+
+
 def test_version() -> None:
     shown = cli("--version")
     assert shown.exit_code == 0 and shown.stdout == f"tether {__version__}\n"

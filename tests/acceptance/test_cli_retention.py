@@ -7,9 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.serving import TETHER, cli
-
 import tether
+from tests.serving import TETHER, cli
 
 
 def _db_with_sessions(tmp_path: Path) -> str:

@@ -7,9 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.serving import cli
-
 import tether
+from tests.serving import cli
 from tether.core.status import RunStatus
 
 

@@ -49,6 +49,30 @@ def test_without_a_workspace_the_temporary_copy_is_removed(tmp_path: Path) -> No
     assert list(temp.iterdir()) == []
 
 
+def test_the_demo_plays_again_on_a_database_with_api_keys(tmp_path: Path) -> None:
+    """The README's first visit creates a key for local in the demo's database; playing the
+    demo again there still lets its runs work on its own copy (and on nothing else)."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    assert tether_cli("demo", "--db", "demo.db", cwd=tmp_path).returncode == 0
+    keyed = tether_cli("keys", "create", "--owner", "local", "--db", "demo.db", cwd=tmp_path)
+    assert keyed.returncode == 0, keyed.stderr
+    done = subprocess.run(
+        [*TETHER, "demo", "--db", "demo.db", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "TMPDIR": str(temp)},
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [r["status"] for r in data["runs"]] == ["completed"] * 4
+    assert Path(data["workspace"]).parent.name == "local"  # ROOT/OWNER/calc
+    assert list(temp.iterdir()) == []
+
+
 def test_the_session_has_four_runs_and_stays_active(demo: tuple[dict[str, Any], Path]) -> None:
     data, _ = demo
     assert data["session"]["status"] == "active"

@@ -15,7 +15,7 @@ def _example(marker: str) -> str:
     blocks = re.findall(r"```python\n(.*?)```", AGENTS_MD.read_text(), re.S)
     found = [b for b in blocks if marker in b]
     assert len(found) == 1, f"one example in docs/agents.md holds {marker!r}"
-    return found[0]
+    return str(found[0])
 
 
 def test_the_model_agent_example_runs_as_documented(tmp_path: Path) -> None:

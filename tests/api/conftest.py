@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from httpkit import Server, start_server
+
+from tests.api.httpkit import Server, start_server
 
 
 @pytest.fixture(scope="session")

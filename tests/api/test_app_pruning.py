@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.waiting import eventually
-
 from tether.api import create_app
 from tether.api.settings import ApiSettings
 from tether.core.clock import ManualClock

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from httpkit import Server, new_session
+
+from tests.api.httpkit import Server, new_session
 from tests.serving import cli
 
 KEY = re.compile(r"tk_[A-Za-z0-9_-]{43}")

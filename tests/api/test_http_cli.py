@@ -9,7 +9,8 @@ import subprocess
 
 import httpx
 import pytest
-from httpkit import Server, new_run, new_session, wait_run
+
+from tests.api.httpkit import Server, new_run, new_session, wait_run
 from tests.serving import TETHER, cli
 
 

@@ -7,11 +7,11 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from httpkit import Server
-from tests.conversation import async_walkthrough, walkthrough
-from tests.serving import Proxy
 
 import tether
+from tests.api.httpkit import Server
+from tests.conversation import async_walkthrough, walkthrough
+from tests.serving import Proxy
 from tether import AsyncClient, Client
 from tether.core.errors import (
     InvalidTransition,
@@ -33,7 +33,7 @@ def proxy(server: Server) -> Iterator[Proxy]:
 
 def test_connect_gives_the_library_facade_over_http(server: Server) -> None:
     with tether.connect(server.url, api_key=server.keys["alice"]) as tt:
-        s = tt.sessions.create(title="Keep helping me", context={"workspace": "./calc"})
+        s = tt.sessions.create(title="Keep helping me", project={"workspace": "./calc"})
         assert isinstance(s, tether.Session) and s.owner == "alice"
         s.memory["python"] = "3.9"
         assert dict(s.memory) == {"python": "3.9"}
@@ -205,7 +205,7 @@ def test_connect_and_open_read_alike(server: Server, monkeypatch: pytest.MonkeyP
             session.runs.create("x", agent="only_in_this_process")
         assert "tether serve --agents MODULE" in str(unknown.value)
     with Client(server.url) as client, pytest.raises(TypeError) as wrong:
-        client.list_messages("s", newest=True)
+        client.list_messages("s", newest=True)  # type: ignore[call-arg]  # the mistake tested
     assert str(wrong.value).startswith("Client.list_messages(): ") and "Async" not in str(
         wrong.value
     )

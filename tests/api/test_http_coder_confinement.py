@@ -10,7 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from httpkit import Server, new_run, new_session, start_server, wait_run
+
+from tests.api.httpkit import Server, new_run, new_session, start_server, wait_run
 from tests.runtime.test_coder import MISSING, REPORT, TEST_REPORT
 from tests.serving import cli
 
@@ -38,7 +39,7 @@ def _project(folder: Path) -> Path:
 
 
 def _coder(client: httpx.Client, goal: str, workspace: str, **memory: Any) -> dict[str, Any]:
-    session = new_session(client, context={"workspace": workspace})
+    session = new_session(client, project={"workspace": workspace})
     for key, value in memory.items():
         put = client.put(f"/v1/sessions/{session['id']}/memory/{key}", json={"value": value})
         assert put.status_code == 200, put.text

@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 import httpx
-from httpkit import new_session
+
+from tests.api.httpkit import new_session
 
 RAW_ITEM = (
     '{"type":"message","role":"assistant","content":[{"type":"output_text",'

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import httpx
-from httpkit import Server, new_run, new_session, wait_run
+
+from tests.api.httpkit import Server, new_run, new_session, wait_run
 from tests.serving import cli
 
 

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from httpkit import Server, new_session, start_server
+
+from tests.api.httpkit import Server, new_session, start_server
 
 PROBLEM = "application/problem+json"
 
@@ -58,8 +59,8 @@ def test_numbers_too_large_anywhere_are_422s(alice: httpx.Client) -> None:
         _refused(alice.post(path, json=body), "body.offset")
     _refused(alice.get("/v1/sessions", params={"limit": "1e308"}), "limit")
     json_header = {"content-type": "application/json"}
-    for body in (b'{"value": 1e400}', b'{"value": {"deep": [-1e999]}}'):
-        big = alice.put(f"/v1/sessions/{sid}/memory/big", content=body, headers=json_header)
+    for raw in (b'{"value": 1e400}', b'{"value": {"deep": [-1e999]}}'):
+        big = alice.put(f"/v1/sessions/{sid}/memory/big", content=raw, headers=json_header)
         _refused(big, "value")
     meta = alice.patch(
         f"/v1/sessions/{sid}", content=b'{"metadata": {"n": 1e999}}', headers=json_header

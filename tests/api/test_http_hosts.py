@@ -11,7 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from httpkit import Server, start_server
+
+from tests.api.httpkit import Server, start_server
 from tests.serving import cli
 
 PROBLEM = "application/problem+json"

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from httpkit import Server, new_session, read_sse, start_server
+
+from tests.api.httpkit import Server, new_session, read_sse, start_server
 
 #: Another process: takes the write lock, says so, and keeps it until told to let go.
 HOLDER = """

@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from httpkit import Server, new_run, new_session, start_server, wait_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
@@ -23,6 +22,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests.api.httpkit import Server, new_run, new_session, start_server, wait_run
 from tether.api import create_app
 from tether.api.errors import PROBLEM_JSON
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from httpkit import new_run, new_session, wait_run
+
+from tests.api.httpkit import new_run, new_session, wait_run
 
 MISSING = "01a22000-0000-7000-8000-000000000000"
 

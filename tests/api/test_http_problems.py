@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from httpkit import Server, new_session, start_server
+
+from tests.api.httpkit import Server, new_session, start_server
 
 PROBLEM_MEMBERS = {"type", "title", "status", "detail", "code"}
 
@@ -151,7 +152,9 @@ def test_steps_and_memory_lists_are_paginated(alice: httpx.Client) -> None:
         seen: list[dict[str, object]] = []
         cursor = None
         while True:
-            params: dict[str, object] = {"limit": 2} | ({"cursor": cursor} if cursor else {})
+            params: dict[str, str | int] = {"limit": 2}
+            if cursor:
+                params["cursor"] = cursor
             page = alice.get(path, params=params).json()
             assert len(page["data"]) <= 2
             seen.extend(page["data"])

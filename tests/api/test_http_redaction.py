@@ -10,7 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from httpkit import Server, new_run, new_session, read_sse, start_server, wait_run
+
+from tests.api.httpkit import Server, new_run, new_session, read_sse, start_server, wait_run
 
 HERE = Path(__file__).resolve().parent
 TOKEN = "tk_" + "Q7w" * 14 + "e"

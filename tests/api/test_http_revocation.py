@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
-from httpkit import Server, new_run, new_session, read_sse, start_server, wait_run
+
+from tests.api.httpkit import Server, new_run, new_session, read_sse, start_server, wait_run
 from tests.serving import cli
 
 #: A stream still open after this many heartbeats (0.2 s each) was not ended.

@@ -7,9 +7,9 @@ import uuid
 from typing import Any
 
 import httpx
-from httpkit import Server, new_run, new_session, wait_run
 
 import tether
+from tests.api.httpkit import Server, new_run, new_session, wait_run
 
 
 def _ids(answer: httpx.Response) -> list[str]:

@@ -4,14 +4,15 @@ user ends the session."""
 from __future__ import annotations
 
 import httpx
-from httpkit import new_run, new_session, wait_run
+
+from tests.api.httpkit import new_run, new_session, wait_run
 
 
 def test_three_runs_keep_their_own_lifecycle_and_the_session_stays_active(
     alice: httpx.Client,
 ) -> None:
     session = new_session(
-        alice, title="Keep helping me with this project", context={"workspace": "./calc"}
+        alice, title="Keep helping me with this project", project={"workspace": "./calc"}
     )
     assert session["status"] == "active"
     assert session["expires_at"] is not None

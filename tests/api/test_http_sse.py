@@ -4,7 +4,8 @@ end of a run's stream."""
 from __future__ import annotations
 
 import httpx
-from httpkit import events_of, new_run, new_session, read_sse, wait_run
+
+from tests.api.httpkit import events_of, new_run, new_session, read_sse, wait_run
 
 TERMINAL = {"run.completed", "run.failed", "run.timed_out", "run.cancelled"}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ..pg import ADMIN_URL, require_server
+from tests.pg import ADMIN_URL, require_server
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 

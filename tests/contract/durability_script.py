@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
@@ -24,15 +25,13 @@ from tether.core.usage import Usage
 from tether.store.base import Store
 from tether.store.factory import open_store
 
-from ..support import WORKER, Factory
-
 
 async def write(store: Store) -> dict[str, Any]:
     """A small, complete history: two sessions, finished and unfinished runs, steps of every
     kind, messages, memory in all three scopes, a closed session."""
     clock = ManualClock()
     make = Factory(store, clock)
-    session = await make.session(title="keep helping me", context={"workspace": "/w"})
+    session = await make.session(title="keep helping me", project={"workspace": "/w"})
     other = await make.session(title="closed one", ttl_seconds=None)
     await make.message(session.id, "First find out why the tests fail.")
 

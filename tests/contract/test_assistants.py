@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from tests.support import OWNER, WORKER, Factory
 from tether.core.assistant import Assistant
 from tether.core.clock import ManualClock
 from tether.core.errors import AlreadyExists, NotFound
@@ -16,8 +17,6 @@ from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus
 from tether.runtime import stateless
 from tether.store.base import Store
-
-from ..support import OWNER, WORKER, Factory
 
 
 def _assistant(clock: ManualClock, owner: str = OWNER) -> Assistant:

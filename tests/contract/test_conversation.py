@@ -13,13 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support import OWNER, Backend, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import NotFound, SessionClosed, UsageError
 from tether.core.message import Message, NewMessage, Role
 from tether.core.serde import from_data, to_data
 from tether.store.base import Store
-
-from ..support import OWNER, Backend, Factory
 
 #: A Responses-API-like item with what JSON can hold: nested lists and objects, floats that
 #: only round-trip when written exactly, a big integer, -0.0, unicode, keys out of order.
@@ -80,9 +79,9 @@ JSON_SCALARS = (
     | st.booleans()
     | st.integers(min_value=-(2**80), max_value=2**80)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
+    | st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
 )
-KEYS = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=8)
+KEYS = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=8)
 JSON_VALUES = st.recursive(
     JSON_SCALARS,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),

@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 
+from tests.contract.durability_script import snapshot
+from tests.support import LEASE_SECONDS, Backend, Factory
 from tether.core.clock import ManualClock
 from tether.core.memory import MemoryScope
 from tether.core.status import RunStatus, SessionStatus
 from tether.store.base import Store
-
-from ..support import LEASE_SECONDS, Backend, Factory
-from .durability_script import snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import OWNER, WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import SessionBusy
-from tether.core.event import TERMINAL_RUN_EVENTS, EventType
+from tether.core.event import TERMINAL_RUN_EVENTS, Event, EventType
 from tether.core.memory import MemoryScope
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.store.base import Store
 from tether.store.sql.store import SqlStore
-
-from ..support import OWNER, WORKER, Factory
 
 
 async def test_a_session_story_is_told_by_its_events(
@@ -59,7 +58,7 @@ async def test_a_session_story_is_told_by_its_events(
         "session.closed",
     ]
     assert all(e.session_id == session.id and e.owner == "alice" for e in events)
-    by_type = {e.type: e for e in events}
+    by_type: dict[str, Event] = {e.type: e for e in events}
     assert by_type["message.added"].data["message"]["id"] == message.id
     assert by_type["message.added"].data["message"]["content"] == "find out why the tests fail"
     assert by_type["run.completed"].data["run"]["status"] == "completed"
@@ -159,7 +158,7 @@ async def test_events_read_back_typed(store: Store, make: Factory, clock: Manual
     await store.finish_run(
         run.id, worker_id=WORKER, status=RunStatus.FAILED, now=clock.now(), output=None
     )
-    await store.update_session(session.id, owner=None, now=clock.now(), context={"dir": "x"})
+    await store.update_session(session.id, owner=None, now=clock.now(), project={"dir": "x"})
     events = await store.list_events(session_id=session.id)
     assert all(isinstance(e.type, EventType) for e in events)
     failed = next(e for e in events if e.type in TERMINAL_RUN_EVENTS)
@@ -167,7 +166,8 @@ async def test_events_read_back_typed(store: Store, make: Factory, clock: Manual
     assert (failed.run.id, failed.run.status) == (run.id, RunStatus.FAILED)
     updated = events[-1]
     assert updated.type is EventType.SESSION_UPDATED
-    assert updated.changed == ["context"]
-    assert updated.session.context == {"dir": "x"}
+    assert updated.changed == ["context", "project"]  # the project, under both its names
+    assert updated.session.project == {"dir": "x"}
+    assert updated.data["session"]["context"] == {"dir": "x"}
     with pytest.raises(ValueError, match="carries no step"):
         _ = updated.step

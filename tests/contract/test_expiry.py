@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from tests.support import WORKER, Factory, event_types
 from tether.core.clock import ManualClock
 from tether.core.errors import SessionExpired
 from tether.core.memory import MemoryScope
@@ -16,8 +17,6 @@ from tether.core.session import DEFAULT_TTL_SECONDS, Session
 from tether.core.status import RunStatus, SessionStatus
 from tether.core.step import StepKind
 from tether.store.base import Store
-
-from ..support import WORKER, Factory, event_types
 
 ACTIVE, EXPIRED, CLOSED = SessionStatus.ACTIVE, SessionStatus.EXPIRED, SessionStatus.CLOSED
 

@@ -4,12 +4,11 @@ them, and they end through the holder like any held run."""
 
 from __future__ import annotations
 
+from tests.support import LEASE_SECONDS, Factory
 from tether.core.event import EventType
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus
 from tether.store.base import Store
-
-from ..support import LEASE_SECONDS, Factory
 
 HOLDER = "external-1"
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import Conflict, NotFound
 from tether.core.memory import MemoryScope
 from tether.core.status import RunStatus
 from tether.store.base import Store
-
-from ..support import WORKER, Factory
 
 RUN, SESSION, USER = MemoryScope.RUN, MemoryScope.SESSION, MemoryScope.USER
 

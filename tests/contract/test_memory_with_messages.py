@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import OWNER, Factory
 from tether.core.errors import SessionClosed, UsageError
 from tether.core.event import EventType
 from tether.core.memory import MemoryScope, MemoryWrite
 from tether.core.message import NewMessage, Role
 from tether.runtime.service import Service
 from tether.store.base import Store
-
-from ..support import OWNER, Factory
 
 
 async def test_messages_and_memory_of_three_scopes_commit_together(

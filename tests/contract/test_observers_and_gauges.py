@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import SessionClosed
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.core.step import Step, StepKind
 from tether.store.base import Store
-
-from ..support import WORKER, Factory
 
 
 class Told:

@@ -7,12 +7,11 @@ from typing import Any
 
 import pytest
 
+from tests.support import Factory
 from tether.core.clock import ManualClock
 from tether.core.page import Page
 from tether.runtime.service import Service
 from tether.store.base import Store
-
-from ..support import Factory
 
 
 async def _walk(fetch: Callable[[str | None], Awaitable[Page[Any]]], limit: int) -> list[Any]:

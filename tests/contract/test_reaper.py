@@ -3,12 +3,11 @@ retries runs whose lease expired and times out runs past their deadline."""
 
 from __future__ import annotations
 
+from tests.support import LEASE_SECONDS, WORKER, Factory, event_types
 from tether.core.clock import ManualClock
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import StepKind
 from tether.store.base import Store
-
-from ..support import LEASE_SECONDS, WORKER, Factory, event_types
 
 
 async def _open_tool_call(store: Store, clock: ManualClock, run_id: str) -> str:

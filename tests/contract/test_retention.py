@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import OWNER, WORKER, Backend, Factory
 from tether.core.api_key import ApiKey
 from tether.core.clock import ManualClock
 from tether.core.errors import AlreadyExists, UsageError
@@ -19,15 +20,13 @@ from tether.core.usage import Usage
 from tether.runtime import retention
 from tether.store.base import Store
 
-from ..support import OWNER, WORKER, Backend, Factory
-
 DAY = 86400.0
 
 
 async def _full_session(store: Store, make: Factory, clock: ManualClock) -> str:
     """A session with a conversation, memory of both scopes, a finished run with a tool call and
     usage, and a run waiting for a person."""
-    session = await make.session(title="everything", context={"workspace": "./calc"})
+    session = await make.session(title="everything", project={"workspace": "./calc"})
     await make.message(session.id, "fix the tests")
     run = await make.held(session.id, goal="analyse", agent="coder", input={"n": 1})
     await store.record_step(

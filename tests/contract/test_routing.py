@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from tests.support import LEASE_SECONDS, OWNER, WORKER, Factory, event_types
 from tether.core.clock import ManualClock
 from tether.core.event import EventType
 from tether.core.status import RunStatus
 from tether.store.base import Store
-
-from ..support import LEASE_SECONDS, OWNER, WORKER, Factory, event_types
 
 
 async def _announce(store: Store, clock: ManualClock, worker: str, *agents: str) -> None:
@@ -26,12 +25,25 @@ async def test_a_claim_takes_only_runs_of_the_agents_given(
 ) -> None:
     coder = await make.run((await make.session()).id, agent="coder")
     echo = await make.run((await make.session()).id, agent="echo")
-    claim = {"now": clock.now(), "lease_seconds": LEASE_SECONDS}
-    taken = await store.claim_run(worker_id=WORKER, agents=["echo"], **claim)
+    taken = await store.claim_run(
+        worker_id=WORKER, agents=["echo"], now=clock.now(), lease_seconds=LEASE_SECONDS
+    )
     assert taken is not None and taken.id == echo.id  # the older coder run is left alone
-    assert await store.claim_run(worker_id=WORKER, agents=["echo"], **claim) is None
-    assert await store.claim_run(worker_id=WORKER, agents=[], **claim) is None
-    taken = await store.claim_run(worker_id=WORKER, agents=["coder", "echo"], **claim)
+    assert (
+        await store.claim_run(
+            worker_id=WORKER, agents=["echo"], now=clock.now(), lease_seconds=LEASE_SECONDS
+        )
+        is None
+    )
+    assert (
+        await store.claim_run(
+            worker_id=WORKER, agents=[], now=clock.now(), lease_seconds=LEASE_SECONDS
+        )
+        is None
+    )
+    taken = await store.claim_run(
+        worker_id=WORKER, agents=["coder", "echo"], now=clock.now(), lease_seconds=LEASE_SECONDS
+    )
     assert taken is not None and taken.id == coder.id
 
 
@@ -40,9 +52,15 @@ async def test_a_resumed_run_is_claimed_only_by_a_worker_with_its_agent(
 ) -> None:
     waiting = await make.waiting((await make.session()).id, agent="coder")
     await store.resume_run(waiting.id, owner=None, now=clock.now(), input="go on")
-    claim = {"now": clock.now(), "lease_seconds": LEASE_SECONDS}
-    assert await store.claim_run(worker_id=WORKER, agents=["echo"], **claim) is None
-    taken = await store.claim_run(worker_id=WORKER, agents=["coder"], **claim)
+    assert (
+        await store.claim_run(
+            worker_id=WORKER, agents=["echo"], now=clock.now(), lease_seconds=LEASE_SECONDS
+        )
+        is None
+    )
+    taken = await store.claim_run(
+        worker_id=WORKER, agents=["coder"], now=clock.now(), lease_seconds=LEASE_SECONDS
+    )
     assert taken is not None and taken.id == waiting.id
 
 

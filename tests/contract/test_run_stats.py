@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import UsageError
 from tether.core.stats import AgentDurations, ModelTokens, ToolFailures
@@ -16,8 +17,6 @@ from tether.core.step import StepKind
 from tether.core.usage import Usage
 from tether.runtime.service import Service
 from tether.store.base import Store
-
-from ..support import WORKER, Factory
 
 #: agent, seconds it runs, how it ends, model calls (model, in, out), tool calls (tool, ok)
 Played = tuple[str, int, RunStatus, list[tuple[str, int, int]], list[tuple[str, bool]]]

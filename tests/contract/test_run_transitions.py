@@ -8,13 +8,12 @@ import itertools
 
 import pytest
 
+from tests.support import LEASE_SECONDS, WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import Conflict, InvalidTransition
 from tether.core.run import ErrorInfo, Run
 from tether.core.status import RunStatus, can_transition
 from tether.store.base import Store
-
-from ..support import LEASE_SECONDS, WORKER, Factory
 
 R = RunStatus
 WAIT_TIMEOUT = 60.0
@@ -33,15 +32,14 @@ EVENT_OF = {
 async def reach(make: Factory, store: Store, status: RunStatus) -> Run:
     """A fresh session with one run in status."""
     session = await make.session()
-    fields = {"wait_timeout_seconds": WAIT_TIMEOUT}
     if status is R.READY:
-        return await make.run(session.id, **fields)
+        return await make.run(session.id, wait_timeout_seconds=WAIT_TIMEOUT)
     if status is R.WAITING:
-        return await make.waiting(session.id, **fields)
+        return await make.waiting(session.id, wait_timeout_seconds=WAIT_TIMEOUT)
     if status is R.CANCELLED:
-        run = await make.run(session.id, **fields)
+        run = await make.run(session.id, wait_timeout_seconds=WAIT_TIMEOUT)
         return await store.cancel_run(run.id, owner=None, now=make.clock.now(), reason="test")
-    held = await make.held(session.id, **fields)
+    held = await make.held(session.id, wait_timeout_seconds=WAIT_TIMEOUT)
     if status is R.RUNNING:
         return held
     return await store.finish_run(

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Any
 
 import pytest
 
+from tests.support import OWNER, Backend, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import AlreadyExists, SessionClosed
 from tether.core.ids import new_id
 from tether.core.session import Session
 from tether.core.status import SessionStatus
 from tether.store.base import Store
-
-from ..support import OWNER, Backend, Factory
 
 
 def new_session(
@@ -120,7 +120,7 @@ async def test_listing_finds_sessions_by_key_text_app_and_key_prefix(
     c = await store.create_session(new_session(clock, "blog/alice/1", app="blog"))
     await store.create_session(new_session(clock, "shop/alice/2", owner="bob", app="shop"))
 
-    async def ids(**filters: str) -> set[str]:
+    async def ids(**filters: Any) -> set[str]:
         page = await store.list_sessions(owner=OWNER, now=clock.now(), **filters)
         return {s.id for s in page.data}
 

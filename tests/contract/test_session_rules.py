@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import LEASE_SECONDS, WORKER, Backend, Factory, event_types
 from tether.core.clock import ManualClock
 from tether.core.errors import (
     Conflict,
@@ -24,8 +25,6 @@ from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import StepKind
 from tether.core.usage import Usage
 from tether.store.base import Store
-
-from ..support import LEASE_SECONDS, WORKER, Backend, Factory, event_types
 
 R = RunStatus
 

@@ -7,14 +7,13 @@ from typing import Any
 
 import pytest
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import NotFound, UsageError
 from tether.core.run import Activity, ErrorInfo
 from tether.core.status import RunStatus
 from tether.runtime.service import Service
 from tether.store.base import Store
-
-from ..support import WORKER, Factory
 
 
 async def _sessions(make: Factory, clock: ManualClock, count: int, **kwargs: Any) -> list[str]:
@@ -46,23 +45,21 @@ async def test_search_sorts_and_pages_in_the_database(
     assert await store.search_sessions(owner="alice", limit=5, offset=100) == []
 
 
-async def test_search_filters_by_metadata_context_and_ids(
+async def test_search_filters_by_metadata_project_and_ids(
     store: Store, make: Factory, clock: ManualClock, service: Service
 ) -> None:
     plain = await _sessions(make, clock, 2)
-    shop = await _sessions(make, clock, 2, context={"project": "shop", "size": 3})
-    tagged = await service.create_session(metadata={"team": "red"}, context={"project": "shop"})
-    assert {
-        s.id for s in await store.search_sessions(owner="alice", context={"project": "shop"})
-    } == {
+    shop = await _sessions(make, clock, 2, project={"name": "shop", "size": 3})
+    tagged = await service.create_session(metadata={"team": "red"}, project={"name": "shop"})
+    assert {s.id for s in await store.search_sessions(owner="alice", project={"name": "shop"})} == {
         *shop,
         tagged.id,
     }
     both = await store.search_sessions(
-        owner="alice", context={"project": "shop"}, metadata={"team": "red"}
+        owner="alice", project={"name": "shop"}, metadata={"team": "red"}
     )
     assert [s.id for s in both] == [tagged.id]
-    assert await store.count_sessions(owner="alice", context={"project": "shop", "size": 3}) == 2
+    assert await store.count_sessions(owner="alice", project={"name": "shop", "size": 3}) == 2
     among = await store.search_sessions(owner="alice", ids=[plain[0], shop[1], "not-an-id"])
     assert {s.id for s in among} == {plain[0], shop[1]}
     assert await store.count_sessions(owner="bob", ids=[plain[0]]) == 0
@@ -90,8 +87,9 @@ async def test_activity_says_what_the_runs_of_many_sessions_are_doing(
     everyone = [idle, busy, queued, waiting, failed, done]
     found = await store.run_activity(everyone, owner="alice")
     assert idle not in found  # no runs
-    assert found[busy].running is not None and found[busy].running.id == held.id
-    assert found[busy].running.context is None  # read without contexts
+    running = found[busy].running
+    assert running is not None and running.id == held.id
+    assert running.context is None  # read without contexts
     assert found[queued].ready is not None and found[queued].activity is Activity.BUSY
     assert found[waiting].waiting is not None and found[waiting].activity is Activity.WAITING
     assert found[failed].last is not None and found[failed].activity is Activity.ERROR

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import UsageError
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
 from tether.store.base import Store
-
-from ..support import Factory
 
 
 async def test_a_message_with_a_nul_character_is_refused_and_not_written(

@@ -7,13 +7,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.run import ErrorInfo
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.store.base import Store
-
-from ..support import WORKER, Factory
 
 TOOLS = ("read_file", "run_command", "write_file")
 
@@ -178,7 +177,12 @@ async def test_pagination_returns_each_call_exactly_once(
         pages = 0
         while True:
             page = await store.list_tool_calls(
-                **scope, tool=tool, limit=limit, cursor=cursor, newest_first=newest_first
+                session_id=scope.get("session_id"),
+                run_id=scope.get("run_id"),
+                tool=tool,
+                limit=limit,
+                cursor=cursor,
+                newest_first=newest_first,
             )
             pages += 1
             assert len(page.data) <= limit

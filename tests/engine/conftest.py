@@ -12,11 +12,7 @@ from typing import Any
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # whatever pytest's import mode, the helper modules import
-    sys.path.insert(0, str(HERE))
-
-from engine_helpers import FakeOpenAI, WorkerProcess  # noqa: E402
+from tests.engine.engine_helpers import FakeOpenAI, WorkerProcess
 
 
 @pytest.fixture

@@ -22,9 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
-import engine_agents
+from tests.engine import engine_agents
 from tests.waiting import WAIT, eventually
-
 from tether.core.event import Event
 from tether.core.run import Run
 from tether.core.status import RunStatus

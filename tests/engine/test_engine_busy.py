@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_agents import lines_of
-from engine_helpers import (
+
+from tests.engine.engine_agents import lines_of
+from tests.engine.engine_helpers import (
     Engine,
     active_overlaps,
     in_threads,
@@ -18,7 +19,6 @@ from engine_helpers import (
     wait_step,
 )
 from tests.waiting import WAIT, eventually
-
 from tether.core.errors import SessionBusy
 from tether.core.run import Run
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
@@ -220,7 +220,7 @@ async def test_interrupt_cancels_the_active_run_then_starts_the_new_one(
         assert cancelled.ended_at is not None and done.started_at is not None
         assert done.started_at >= cancelled.ended_at
         events = await eng.events(session.id)
-        types = [(e.type, e.run_id) for e in events]
+        types: list[tuple[str, str | None]] = [(e.type, e.run_id) for e in events]
         assert types.index(("run.cancelled", first.id)) < types.index(("run.started", second.id))
         assert active_overlaps(events) == []
 

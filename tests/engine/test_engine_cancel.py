@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from engine_helpers import Engine, WorkerProcess, wait_status, wait_step
-from tests.waiting import eventually
 
+from tests.engine.engine_helpers import Engine, WorkerProcess, wait_status, wait_step
+from tests.waiting import eventually
 from tether.core.errors import InvalidTransition
 from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus
 from tether.runtime.service import Service

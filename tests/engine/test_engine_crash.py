@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_agents import lines_of
-from engine_helpers import Engine, WorkerProcess, wait_status, wait_step
-from tests.waiting import eventually
 
+from tests.engine.engine_agents import lines_of
+from tests.engine.engine_helpers import Engine, WorkerProcess, wait_status, wait_step
+from tests.waiting import eventually
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 
@@ -107,7 +107,7 @@ async def test_sigkill_mid_run_is_reaped_as_worker_lost(
 
         session = await svc.get_session(before["session"].id)
         assert session.status is SessionStatus.ACTIVE, "a run's outcome never ends its session"
-        types = [e.type for e in await eng.events(session.id) if e.run_id == run_id]
+        types: list[str] = [e.type for e in await eng.events(session.id) if e.run_id == run_id]
         assert types[-1] == "run.failed"
         assert f"step.{expected.value}" in types
         assert "run.requeued" not in types
@@ -173,7 +173,9 @@ async def test_sigkill_with_retries_completes_without_repeating_tool_calls(
         assert messages[: len(before["messages"])] == before["messages"]
         assert [m.content for m in messages] == ["halfway there", "all done"]
 
-        types = [e.type for e in await eng.events(before["session"].id) if e.run_id == run_id]
+        types: list[str] = [
+            e.type for e in await eng.events(before["session"].id) if e.run_id == run_id
+        ]
         assert types.count("run.started") == 2
         assert types.index("run.requeued") < len(types) - 1
         assert types[-1] == "run.completed"

@@ -10,10 +10,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from engine_agents import lines_of
-from engine_helpers import Engine, WorkerProcess, wait_status, wait_step
-from tests.waiting import eventually
 
+from tests.engine.engine_agents import lines_of
+from tests.engine.engine_helpers import Engine, WorkerProcess, wait_status, wait_step
+from tests.waiting import eventually
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.store.sqlite.store import SqliteStore
@@ -198,6 +198,6 @@ async def test_retries_stop_at_max_attempts(db_path: Path) -> None:
             ("attempt 2", 2, StepStatus.FAILED),
         ]
         assert all(s.error is not None and s.error.type == "interrupted" for s in steps)
-        types = [e.type for e in await svc.list_events(run_id=run.id)]
+        types: list[str] = [e.type for e in await svc.list_events(run_id=run.id)]
         assert types.count("run.started") == 2
         assert types[-1] == "run.failed" and types.count("run.requeued") == 1

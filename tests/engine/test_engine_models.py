@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import (
+
+from tests.engine.engine_helpers import (
     Engine,
     FakeOpenAI,
     WorkerProcess,
@@ -16,7 +17,6 @@ from engine_helpers import (
     provider_error,
     wait_status,
 )
-
 from tether.config import model_catalog
 from tether.core.errors import ModelError, UsageError
 from tether.core.status import RUN_TERMINAL, RunStatus, SessionStatus, StepStatus
@@ -49,7 +49,7 @@ def _workspace(tmp_path: Path) -> Path:
 
 async def _coder_run(eng: Engine, workspace: Path, goal: str) -> str:
     svc = eng.service
-    session = await svc.create_session(title="model", context={"workspace": str(workspace)})
+    session = await svc.create_session(title="model", project={"workspace": str(workspace)})
     run = await svc.create_run(session.id, goal, agent="coder")
     return run.id
 

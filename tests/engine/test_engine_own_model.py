@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import Engine, FakeOpenAI, completion, wait_status
-from tests.waiting import WAIT
 
 import tether
+from tests.engine.engine_helpers import Engine, FakeOpenAI, completion, wait_status
+from tests.waiting import WAIT
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.runtime.agent import AgentRegistry

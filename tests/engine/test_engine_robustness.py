@@ -8,9 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engine_helpers import FAST, WAIT, Engine, wait_status
-from tests.waiting import eventually
-
+from tests.engine.engine_helpers import FAST, Engine, wait_status
+from tests.waiting import WAIT, eventually
 from tether.core.clock import ManualClock
 from tether.core.errors import LeaseLost
 from tether.core.memory import MemoryScope

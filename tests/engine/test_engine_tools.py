@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from engine_helpers import Engine, wait_status
 
+from tests.engine.engine_helpers import Engine, wait_status
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.runtime.run_context import RunContext
 from tether.runtime.tools import Tool, ToolError, ToolRegistry, tool

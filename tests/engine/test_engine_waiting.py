@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_agents import append_line, lines_of
-from engine_helpers import WAIT, Engine, WorkerProcess, wait_status
 
+from tests.engine.engine_agents import append_line, lines_of
+from tests.engine.engine_helpers import Engine, WorkerProcess, wait_status
+from tests.waiting import WAIT
 from tether.core.status import RUN_TERMINAL, RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.core.usage import Usage
@@ -87,7 +88,7 @@ async def test_a_waiting_run_frees_its_slot_survives_a_restart_and_resumes(
         assert answered.id == wait_step.id and answered.status is StepStatus.COMPLETED
         assert answered.output == {"input": "yes"}
         assert steps[3].status is StepStatus.COMPLETED
-        types = [e.type for e in await svc.list_events(run_id=run.id)]
+        types: list[str] = [e.type for e in await svc.list_events(run_id=run.id)]
         assert types.count("run.waiting") == 1 and types.count("run.resumed") == 1
         assert types[-1] == "run.completed"
         resumed_events = [

@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from tests.conversation import async_walkthrough, walkthrough
 
 import tether
+from tests.conversation import async_walkthrough, walkthrough
 from tether.core.errors import SessionClosed
 from tether.core.status import RunStatus, SessionStatus
 

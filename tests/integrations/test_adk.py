@@ -34,14 +34,21 @@ except ImportError:  # pragma: no cover - the adk extra is part of tether[dev]
     pytest.skip("needs tether[adk] (google-adk)", allow_module_level=True)
 
 import tether
+from tests.support import OWNER
 from tether.core.errors import UsageError
 from tether.core.message import Role
 from tether.integrations.adk import TetherSessionService, external_key
 from tether.runtime.service import Service
 
-from ..support import OWNER
-
 APP = "weather"
+
+
+def text_of(event: Event) -> str:
+    """The text of an event holding one text part."""
+    assert event.content is not None and event.content.parts
+    text = event.content.parts[0].text
+    assert text is not None
+    return text
 
 
 def say(text: str, *, author: str = "user", **fields: object) -> Event:
@@ -186,7 +193,7 @@ async def test_deleted_sessions_take_no_events_and_keys_come_back(service: Servi
     fresh = await adk.create_session(app_name=APP, user_id="u1", session_id="s")
     await adk.append_event(fresh, say("three"))
     got = await adk.get_session(app_name=APP, user_id="u1", session_id="s")
-    assert got is not None and [e.content.parts[0].text for e in got.events] == ["three"]
+    assert got is not None and [text_of(e) for e in got.events] == ["three"]
 
 
 def test_opens_on_a_path_and_on_a_sync_handle(tmp_path: Path) -> None:
@@ -210,7 +217,7 @@ def test_opens_on_a_path_and_on_a_sync_handle(tmp_path: Path) -> None:
                 app_name=APP, user_id="u1", session_id=sid
             )
             assert got is not None
-            return [e.content.parts[0].text for e in got.events]
+            return [text_of(e) for e in got.events]
 
         assert asyncio.run(read()) == ["kept"]
 
@@ -290,13 +297,45 @@ async def test_an_adk_runner_keeps_its_conversation_in_tether(service: Service) 
 
 
 @pytest.mark.parametrize("cached_events", [10_000, 1])
-async def test_reads_hand_out_events_of_their_own(service: Service, cached_events: int) -> None:
+async def test_reads_hand_out_lists_and_state_of_their_own(
+    service: Service, cached_events: int
+) -> None:
     adk = TetherSessionService(service, cached_events=cached_events)
-    session = await adk.create_session(app_name=APP, user_id="u1")
+    session = await adk.create_session(app_name=APP, user_id="u1", state={"k": 1})
     await adk.append_event(session, say("one"))
     await adk.append_event(session, say("two"))
     first = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
     assert first is not None
-    first.events[0].author = "someone else"  # a caller changing what it read
+    first.events.append(say("not appended"))  # a caller changing what it read
+    first.state["k"] = 2
     second = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
     assert second is not None and second.events == session.events
+    assert second.state == {"k": 1}
+
+
+async def test_reads_share_the_events_built_once(service: Service) -> None:
+    adk = TetherSessionService(service)
+    session = await adk.create_session(app_name=APP, user_id="u1")
+    await adk.append_event(session, say("one"))
+    first = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
+    second = await adk.get_session(app_name=APP, user_id="u1", session_id=session.id)
+    assert first is not None and second is not None
+    assert second.events[0] is first.events[0]  # as ADK's light-copy service shares them
+    assert second.events[0] == session.events[0]
+
+
+async def test_a_session_deleted_and_created_again_elsewhere_reads_anew(service: Service) -> None:
+    reader, writer = TetherSessionService(service), TetherSessionService(service)
+    session = await writer.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.append_event(session, say("old"))
+    first = await reader.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert first is not None and [e.content for e in first.events] == [say("old").content]
+    await writer.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    assert await reader.get_session(app_name=APP, user_id="u1", session_id="s1") is None
+    again = await writer.create_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.append_event(again, say("new"))
+    await reader.get_session(app_name=APP, user_id="u1", session_id="s1")  # known again
+    await writer.delete_session(app_name=APP, user_id="u1", session_id="s1")
+    await writer.create_session(app_name=APP, user_id="u1", session_id="s1", state={"k": 1})
+    fresh = await reader.get_session(app_name=APP, user_id="u1", session_id="s1")
+    assert fresh is not None and fresh.events == [] and fresh.state == {"k": 1}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .lgkit import langgraph_or_skip
+from tests.integrations.lgkit import langgraph_or_skip
 
 langgraph_or_skip()
 
@@ -17,14 +17,13 @@ from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
 
 import tether  # noqa: E402
+from tests.support import Backend  # noqa: E402
 from tether.core.message import Role  # noqa: E402
 from tether.integrations.langgraph import TetherCheckpointSaver  # noqa: E402
 from tether.runtime.checkpoints import Checkpoints  # noqa: E402
 from tether.runtime.facade import Tether  # noqa: E402
 from tether.runtime.service import Service  # noqa: E402
 from tether.store.checkpoint import CONVERSATION_TYPE  # noqa: E402
-
-from ..support import Backend  # noqa: E402
 
 
 @pytest.fixture

@@ -7,15 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from .lgkit import langgraph_or_skip
+from tests.integrations.lgkit import langgraph_or_skip
 
 langgraph_or_skip()
 
 import tether  # noqa: E402
+from tests.support import Backend  # noqa: E402
 from tether.integrations.langgraph import TetherStore  # noqa: E402
 from tether.runtime.facade import Tether  # noqa: E402
-
-from ..support import Backend  # noqa: E402
 
 
 @pytest.fixture

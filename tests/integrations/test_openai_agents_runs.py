@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 import tether
+from tests.integrations import framework
+from tests.support import Backend
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
-
-from ..support import Backend
-from . import framework
 
 framework("agents", "openai-agents")
 
@@ -66,6 +65,7 @@ def test_a_runner_call_is_a_run_with_its_model_and_tool_calls(tt: tether.Tether)
     session.close()  # waits for what is being recorded
     [run] = runs_of(tt, "calc-user")
     assert (run.status, run.agent, run.error) == (RunStatus.COMPLETED, "openai-agents", None)
+    assert (run.goal, run.output) == ("2 + 2?", {"text": "4"})  # the input, the final output
     assert run.started_at is not None and run.ended_at is not None
     assert [(s.kind, s.name) for s in run.steps] == [
         (StepKind.MODEL_CALL, "model"),
@@ -87,7 +87,26 @@ def test_a_failing_call_is_a_failed_run_with_its_error(tt: tether.Tether) -> Non
     session.close()
     [run] = runs_of(tt, "failing")
     assert run.status is RunStatus.FAILED and run.error is not None
+    assert (run.goal, run.output) == ("hi", None)
     assert "model down" in run.error.message
+
+
+def test_the_goal_is_the_text_of_the_input_items(tt: tether.Tether) -> None:
+    agent = Agent(name="eyes", model=scripted([assistant_message("A cat.")]))
+    session = TetherSession("looking", tt)
+    given = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "What is in this picture?"},
+                {"type": "input_image", "image_url": "https://example.test/cat.png"},
+            ],
+        }
+    ]
+    Runner.run_sync(agent, given, session=session)  # type: ignore[arg-type]
+    session.close()
+    [run] = runs_of(tt, "looking")
+    assert (run.goal, run.output) == ("What is in this picture?", {"text": "A cat."})
 
 
 def test_each_call_is_the_next_run_and_a_handoff_is_a_note(tt: tether.Tether) -> None:
@@ -104,6 +123,10 @@ def test_each_call_is_the_next_run_and_a_handoff_is_a_note(tt: tether.Tether) ->
     session.close()
     first, second = runs_of(tt, "desk")
     assert (first.seq, second.seq) == (1, 2)
+    assert [(r.goal, r.output) for r in (first, second)] == [
+        ("Hi", {"text": "Hello"}),
+        ("My bill", {"text": "Billing here"}),
+    ]
     assert {first.status, second.status} == {RunStatus.COMPLETED}
     [note] = [s for s in second.steps if s.kind is StepKind.NOTE]
     assert (note.name, note.input) == ("handoff", {"from_agent": "front", "to_agent": "billing"})

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 
 import tether
+from tests.integrations import framework
+from tests.pg import Databases
 from tether.core.event import EventType
 from tether.core.message import Role
-
-from ..pg import Databases
-from . import framework
 
 framework("agents", "openai-agents")
 
 from agents import Agent, Runner  # noqa: E402
+from agents.items import TResponseInputItem  # noqa: E402
 from agents.memory import Session  # noqa: E402
 from agents.testing import ScriptedModel, assistant_message  # noqa: E402
 
@@ -64,6 +64,11 @@ ITEMS: list[Any] = [
 ]
 
 
+def content(item: TResponseInputItem) -> object:
+    """The content of an item that has one (every item the tests add is a message)."""
+    return dict(item)["content"]
+
+
 @pytest.fixture
 def tt(tmp_path: Path) -> Any:
     opened = tether.open(tmp_path / "t.db", worker=False)
@@ -95,8 +100,37 @@ async def test_it_is_a_session_and_items_come_back_exactly_as_added(tt: tether.T
 async def test_session_settings_limit_reads_the_newest_items(tt: tether.Tether) -> None:
     session = TetherSession("limited", tt, session_settings={"limit": 3})
     await session.add_items([{"role": "user", "content": str(i)} for i in range(10)])
-    assert [item["content"] for item in await session.get_items()] == ["7", "8", "9"]
+    assert [content(item) for item in await session.get_items()] == ["7", "8", "9"]
     assert len(await session.get_items(limit=5)) == 5
+    session.close()
+
+
+async def test_messages_written_without_an_item_read_as_items(tt: tether.Tether) -> None:
+    session = TetherSession("mixed", tt)
+    await session.add_items([ITEMS[0]])
+    handle = tt.sessions.get(key="mixed")
+    handle.messages.add("assistant", "a native agent's answer")
+    handle.messages.add("tool", "42", tool_call_id="call_9")
+    await session.add_items([ITEMS[4]])
+    assert await session.get_items() == [
+        ITEMS[0],
+        {"role": "assistant", "content": "a native agent's answer"},
+        {"type": "function_call_output", "call_id": "call_9", "output": "42"},
+        ITEMS[4],
+    ]
+    assert await session.get_items(limit=2) == [
+        {"type": "function_call_output", "call_id": "call_9", "output": "42"},
+        ITEMS[4],
+    ]
+    session.close()
+
+
+async def test_a_long_conversation_reads_whole_and_by_its_tail(tt: tether.Tether) -> None:
+    session = TetherSession("long", tt)
+    items: list[TResponseInputItem] = [{"role": "user", "content": str(i)} for i in range(2_345)]
+    await session.add_items(items)
+    assert await session.get_items() == items
+    assert await session.get_items(limit=1_500) == items[-1_500:]
     session.close()
 
 
@@ -161,7 +195,7 @@ def test_threads_with_their_own_loops_share_one_conversation(tmp_path: Path) -> 
     for thread in threads:
         thread.join()
     found = asyncio.run(session.get_items())
-    assert sorted(item["content"] for item in found) == ["m0", "m1", "m2", "m3"]
+    assert sorted(str(content(item)) for item in found) == ["m0", "m1", "m2", "m3"]
     session.close()
 
 
@@ -183,8 +217,9 @@ def test_bad_input_is_a_clear_error() -> None:
     with pytest.raises(tether.UsageError, match="external_key"):
         TetherSession("")
     session = TetherSession("bad")
+    not_json: Any = {"role": "user", "content": float("nan")}  # what the item types forbid
     with pytest.raises(tether.UsageError, match="not JSON"):
-        asyncio.run(session.add_items([{"role": "user", "content": float("nan")}]))
+        asyncio.run(session.add_items([not_json]))
     session.close()
 
 

@@ -4,19 +4,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-from lgkit import Server, start_server  # noqa: E402
+from tests.langgraph.lgkit import Server, start_server
 
 
 @pytest.fixture(scope="session")

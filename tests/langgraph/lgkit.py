@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from langgraph_sdk import get_client, get_sync_client
 from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+
 from tests.serving import Served, serve
 
 #: A thread id nobody has.
@@ -54,6 +55,23 @@ def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
-def contents(values: dict[str, Any]) -> list[tuple[str, str]]:
+def said(text: str, **fields: Any) -> dict[str, Any]:
+    """A run's input: a user message, with other fields of the input beside it."""
+    return {"messages": [user(text)], **fields}
+
+
+def holding(*messages: dict[str, Any]) -> dict[str, Any]:
+    """A run's input of messages written out."""
+    return {"messages": list(messages)}
+
+
+def wire(response: object) -> dict[str, Any]:
+    """A JSON object the SDK returned, with every key the server sent: the SDK's TypedDicts
+    name fewer than the LangGraph API has (a run's error, started_at, kwargs, …)."""
+    assert isinstance(response, dict), response
+    return response
+
+
+def contents(values: object) -> list[tuple[str, str]]:
     """(type, content) of the messages in a thread's values."""
-    return [(m["type"], m["content"]) for m in values.get("messages", [])]
+    return [(m["type"], m["content"]) for m in wire(values).get("messages", [])]

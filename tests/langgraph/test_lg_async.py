@@ -6,26 +6,27 @@ import asyncio
 
 import pytest
 from langgraph_sdk.errors import AuthenticationError, ConflictError, NotFoundError
-from lgkit import Server, contents, user
+
+from tests.langgraph.lgkit import Server, contents, said, wire
 
 
 async def test_the_async_client_core_flow(server: Server) -> None:
     async with server.async_sdk("alice") as client:
         thread = await client.threads.create(metadata={"via": "async"})
         tid = thread["thread_id"]
-        waited = await client.runs.wait(tid, "echo", input={"messages": [user("one")]})
+        waited = await client.runs.wait(tid, "echo", input=said("one"))
         assert contents(waited) == [("human", "one"), ("ai", "echo: one")]
 
         parts = [
             p
             async for p in client.runs.stream(
-                tid, "echo", input={"messages": [user("two")]}, stream_mode=["updates", "values"]
+                tid, "echo", input=said("two"), stream_mode=["updates", "values"]
             )
         ]
         assert [p.event for p in parts] == ["metadata", "values", "updates", "values"]
         assert contents(parts[-1].data)[-1] == ("ai", "echo: two")
 
-        run = await client.runs.create(tid, "echo", input={"messages": [user("three")]})
+        run = await client.runs.create(tid, "echo", input=said("three"))
         joined = await client.runs.join(tid, run["run_id"])
         assert contents(joined)[-1] == ("ai", "echo: three")
         assert [r["status"] for r in await client.runs.list(tid)] == ["success"] * 3
@@ -39,7 +40,7 @@ async def test_the_async_client_core_flow(server: Server) -> None:
         failed = await client.runs.wait(
             tid, "echo", input={"text": "x", "fail": True}, raise_error=False
         )
-        assert failed["__error__"]["error"] == "ValueError"
+        assert wire(failed)["__error__"]["error"] == "ValueError"
         assert (await client.threads.get(tid))["status"] == "error"
 
         state = await client.threads.get_state(tid)
@@ -66,7 +67,7 @@ async def test_async_threads_run_concurrently(server: Server) -> None:
         threads = [await client.threads.create() for _ in range(4)]
         answers = await asyncio.gather(
             *(
-                client.runs.wait(t["thread_id"], "echo", input={"messages": [user(f"n{i}")]})
+                client.runs.wait(t["thread_id"], "echo", input=said(f"n{i}"))
                 for i, t in enumerate(threads)
             )
         )

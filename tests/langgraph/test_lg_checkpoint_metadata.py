@@ -4,13 +4,14 @@ assistant it was started with), so history can be filtered by it."""
 from __future__ import annotations
 
 from langgraph_sdk.client import SyncLangGraphClient
-from lgkit import user
+
+from tests.langgraph.lgkit import said
 
 
 def test_run_metadata_is_in_its_checkpoints(client: SyncLangGraphClient) -> None:
     tid = client.threads.create()["thread_id"]
-    client.runs.wait(tid, "echo", input={"messages": [user("hi")]}, metadata={"user": "ada"})
-    client.runs.wait(tid, "echo", input={"messages": [user("again")]})
+    client.runs.wait(tid, "echo", input=said("hi"), metadata={"user": "ada"})
+    client.runs.wait(tid, "echo", input=said("again"))
     history = client.threads.get_history(tid, limit=20)
     by_run: dict[str, list[dict[str, object]]] = {}
     for state in history:
@@ -24,4 +25,4 @@ def test_run_metadata_is_in_its_checkpoints(client: SyncLangGraphClient) -> None
     assert {m["source"] for m in by_run[first]} == {"input", "loop"}  # its own keys stay
     found = client.threads.get_history(tid, limit=20, metadata={"user": "ada"})
     assert found and all((s["metadata"] or {})["run_id"] == first for s in found)
-    assert client.threads.get_state(tid)["metadata"]["run_id"] == second
+    assert (client.threads.get_state(tid)["metadata"] or {})["run_id"] == second

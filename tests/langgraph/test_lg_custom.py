@@ -4,6 +4,8 @@ modes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
@@ -14,11 +16,12 @@ def test_emitted_events_stream_in_custom_mode(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
     tid = client.threads.create()["thread_id"]
+    emitting: dict[str, Any] = {"text": "hi", "emit": [{"progress": 0.5}, "done"]}
     parts = list(
         client.runs.stream(
             tid,
             "echo",
-            input={"text": "hi", "emit": [{"progress": 0.5}, "done"]},
+            input=emitting,
             stream_mode=["custom", "updates"],
         )
     )
@@ -31,7 +34,8 @@ def test_emitted_events_stream_in_custom_mode(
     steps = native.get(f"/v1/runs/{run['run_id']}/steps").json()["data"]
     assert [s["input"] for s in steps if s["name"] == "custom"] == [{"progress": 0.5}, "done"]
 
-    values = list(client.runs.stream(tid, "echo", input={"text": "x", "emit": ["quiet"]}))
+    quiet: dict[str, Any] = {"text": "x", "emit": ["quiet"]}
+    values = list(client.runs.stream(tid, "echo", input=quiet))
     assert "custom" not in [p.event for p in values]  # only when asked for
 
 

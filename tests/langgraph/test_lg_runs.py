@@ -10,7 +10,8 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
-from lgkit import contents, user
+
+from tests.langgraph.lgkit import contents, holding, said, user, wire
 from tests.waiting import eventually_sync
 
 DEFAULT_ASSISTANT = uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "echo")
@@ -25,11 +26,9 @@ def test_wait_answers_the_values_and_the_conversation_grows(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
     tid = _thread(client)
-    first = client.runs.wait(tid, "echo", input={"messages": [user("hi")]})
+    first = client.runs.wait(tid, "echo", input=said("hi"))
     assert contents(first) == [("human", "hi"), ("ai", "echo: hi")]
-    second = client.runs.wait(
-        tid, "echo", input={"messages": [{"type": "human", "content": "again"}]}
-    )
+    second = client.runs.wait(tid, "echo", input=holding({"type": "human", "content": "again"}))
     assert contents(second) == [
         ("human", "hi"),
         ("ai", "echo: hi"),
@@ -39,8 +38,8 @@ def test_wait_answers_the_values_and_the_conversation_grows(
     runs = client.runs.list(tid)
     assert [r["status"] for r in runs] == ["success", "success"]
     assert all(r["thread_id"] == tid and r["assistant_id"] == "echo" for r in runs)
-    assert all(r["started_at"] and r["ended_at"] and r["error"] is None for r in runs)
-    assert runs[1]["kwargs"]["input"] == {"messages": [user("hi")]}
+    assert all(r["started_at"] and r["ended_at"] and r["error"] is None for r in map(wire, runs))
+    assert wire(runs[1])["kwargs"]["input"] == said("hi")
 
     conversation = native.get(f"/v1/sessions/{tid}/messages").json()["data"]
     assert [(m["role"], m["content"]) for m in conversation] == [
@@ -73,7 +72,7 @@ def test_agents_are_assistants_by_name_or_default_assistant_id(
     assert client.assistants.search(graph_id="echo", metadata=system) == [echo]
     assert {a["graph_id"] for a in client.assistants.search(limit=100)} >= {"echo", "coder"}
     tid = _thread(client)
-    answer = client.runs.wait(tid, str(DEFAULT_ASSISTANT), input={"messages": [user("by id")]})
+    answer = client.runs.wait(tid, str(DEFAULT_ASSISTANT), input=said("by id"))
     assert contents(answer)[-1] == ("ai", "echo: by id")
     assert client.runs.list(tid)[0]["assistant_id"] == str(DEFAULT_ASSISTANT)
     with pytest.raises(NotFoundError):
@@ -89,7 +88,7 @@ def test_stream_values_updates_and_messages(client: SyncLangGraphClient) -> None
         client.runs.stream(
             tid,
             "echo",
-            input={"messages": [user("hi")], "steps": 2},
+            input=said("hi", steps=2),
             stream_mode=["values", "updates", "messages-tuple"],
             on_run_created=created.append,
         )
@@ -120,12 +119,12 @@ def test_stream_values_updates_and_messages(client: SyncLangGraphClient) -> None
     assert list(messages[1].data) == [messages[2].data[0]["id"]]
     v2 = list(client.runs.stream(tid, "echo", input={"text": "v2"}, version="v2"))
     assert [p["type"] for p in v2] == ["metadata", "values", "values"]
-    assert v2[-1]["data"]["messages"][-1]["content"] == "echo: v2"
+    assert wire(v2[-1]["data"])["messages"][-1]["content"] == "echo: v2"
 
 
 def test_background_run_then_join(client: SyncLangGraphClient) -> None:
     tid = _thread(client)
-    run = client.runs.create(tid, "echo", input={"messages": [user("later")]})
+    run = client.runs.create(tid, "echo", input=said("later"))
     assert run["status"] == "pending" and run["thread_id"] == tid
     assert run["multitask_strategy"] == "reject"
     joined = client.runs.join(tid, run["run_id"])
@@ -139,7 +138,7 @@ def test_background_run_then_join(client: SyncLangGraphClient) -> None:
 def test_list_runs_pages_newest_first_and_filters_by_status(client: SyncLangGraphClient) -> None:
     tid = _thread(client)
     for i in range(3):
-        client.runs.wait(tid, "echo", input={"messages": [user(f"m{i}")]})
+        client.runs.wait(tid, "echo", input=said(f"m{i}"))
     client.runs.wait(tid, "echo", input={"text": "x", "fail": True}, raise_error=False)
     sleeper = client.runs.create(tid, "echo", input={"sleep": 60})
     client.runs.cancel(tid, sleeper["run_id"])
@@ -154,15 +153,15 @@ def test_list_runs_pages_newest_first_and_filters_by_status(client: SyncLangGrap
     assert [r["run_id"] for r in client.runs.list(tid, status="error")] == [every[1]["run_id"]]
     assert client.runs.list(tid, status="success", limit=1, offset=1)[0] == every[3]
     assert client.runs.list(tid, status="pending") == []
-    assert every[1]["error"] == {"error": "ValueError", "message": "boom"}
-    selected = client.runs.list(tid, select=list(every[0]))
+    assert wire(every[1])["error"] == {"error": "ValueError", "message": "boom"}
+    selected = client.runs.list(tid, select=list(every[0]))  # type: ignore[arg-type]  # its keys
     assert [run.keys() for run in selected] == [run.keys() for run in every]
-    assert client.runs.list(tid, select=["run_id", "status"])[0] == {
+    assert wire(client.runs.list(tid, select=["run_id", "status"])[0]) == {
         "run_id": every[0]["run_id"],
         "status": "interrupted",
     }
     with pytest.raises(httpx.HTTPStatusError, match=r"query\.select") as refused:
-        client.runs.list(tid, select=["bogus"])
+        client.runs.list(tid, select=["bogus"])  # type: ignore[list-item]  # the mistake tested
     assert refused.value.response.status_code == 422
     with pytest.raises(NotFoundError):
         client.runs.list(str(uuid.uuid4()))
@@ -170,9 +169,9 @@ def test_list_runs_pages_newest_first_and_filters_by_status(client: SyncLangGrap
 
 def test_cancel_with_and_without_wait(client: SyncLangGraphClient, native: httpx.Client) -> None:
     tid = _thread(client)
-    first = client.runs.create(tid, "echo", input={"messages": [user("one")], "sleep": 60})
+    first = client.runs.create(tid, "echo", input=said("one", sleep=60))
     assert client.threads.get(tid)["status"] == "busy"
-    assert client.runs.cancel(tid, first["run_id"]) is None
+    assert client.runs.cancel(tid, first["run_id"]) is None  # type: ignore[func-returns-value]
     assert client.runs.get(tid, first["run_id"])["status"] == "interrupted"
     assert native.get(f"/v1/runs/{first['run_id']}").json()["status"] == "cancelled"
     assert client.threads.get(tid)["status"] == "idle"
@@ -181,12 +180,13 @@ def test_cancel_with_and_without_wait(client: SyncLangGraphClient, native: httpx
     with pytest.raises(ConflictError, match="delete this one instead"):
         client.runs.cancel(tid, first["run_id"], action="rollback")
 
-    second = client.runs.create(tid, "echo", input={"messages": [user("two")], "sleep": 60})
-    values = client.runs.cancel(tid, second["run_id"], wait=True)
+    second = client.runs.create(tid, "echo", input=said("two", sleep=60))
+    # The SDK annotates None; with wait=True the API answers the thread's values.
+    values = client.runs.cancel(tid, second["run_id"], wait=True)  # type: ignore[func-returns-value]
     assert contents(values) == [("human", "one"), ("human", "two")]
     assert client.runs.get(tid, second["run_id"])["status"] == "interrupted"
 
-    third = client.runs.create(tid, "echo", input={"messages": [user("three")], "sleep": 60})
+    third = client.runs.create(tid, "echo", input=said("three", sleep=60))
     client.runs.cancel(tid, third["run_id"], action="rollback")
     with pytest.raises(NotFoundError):
         client.runs.get(tid, third["run_id"])
@@ -207,9 +207,12 @@ def test_a_failing_run_through_wait_and_stream(client: SyncLangGraphClient) -> N
     assert [p.event for p in parts] == ["metadata", "values", "error"]
     assert parts[-1].data == {"error": "ValueError", "message": "boom"}
     run = client.runs.get(tid, parts[0].data["run_id"])
-    assert (run["status"], run["error"]) == ("error", {"error": "ValueError", "message": "boom"})
+    assert (run["status"], wire(run)["error"]) == (
+        "error",
+        {"error": "ValueError", "message": "boom"},
+    )
     thread = client.threads.get(tid)
-    assert (thread["status"], thread["error"]) == ("error", run["error"])
+    assert (thread["status"], wire(thread)["error"]) == ("error", wire(run)["error"])
     client.runs.wait(tid, "echo", input={"text": "fine"})
     assert client.threads.get(tid)["status"] == "idle"
 
@@ -220,7 +223,7 @@ def test_join_stream_resumes_after_last_event_id(client: SyncLangGraphClient) ->
         client.runs.stream(
             tid,
             "echo",
-            input={"messages": [user("resume me")], "steps": 3},
+            input=said("resume me", steps=3),
             stream_mode=["values", "updates"],
             stream_resumable=True,
         )
@@ -244,8 +247,8 @@ def test_a_run_waits_for_a_person_and_command_resume_answers(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
     tid = _thread(client)
-    answer = client.runs.wait(tid, "echo", input={"messages": [user("deploy")], "wait": "ok?"})
-    [interrupt] = answer["__interrupt__"]
+    answer = client.runs.wait(tid, "echo", input=said("deploy", wait="ok?"))
+    [interrupt] = wire(answer)["__interrupt__"]
     assert interrupt["value"] == "ok?"
     assert contents(answer) == [("human", "deploy")]
     thread = client.threads.get(tid)
@@ -303,16 +306,14 @@ def test_if_not_exists_create_makes_the_thread(
     tid = str(uuid.uuid4())
     with pytest.raises(NotFoundError):
         client.runs.create(tid, "echo", input={"text": "x"})
-    run = client.runs.create(tid, "echo", input={"messages": [user("new")]}, if_not_exists="create")
+    run = client.runs.create(tid, "echo", input=said("new"), if_not_exists="create")
     assert contents(client.runs.join(tid, run["run_id"]))[-1] == ("ai", "echo: new")
     assert native.get(f"/v1/sessions/{tid}").json()["id"] == tid
 
 
 def test_join_stream_of_a_waiting_run_ends_at_its_interrupt(client: SyncLangGraphClient) -> None:
     tid = _thread(client)
-    run = client.runs.create(
-        tid, "echo", input={"messages": [user("q")], "wait": "sure?"}, stream_resumable=True
-    )
+    run = client.runs.create(tid, "echo", input=said("q", wait="sure?"), stream_resumable=True)
     client.runs.join(tid, run["run_id"])
     parts = list(client.runs.join_stream(tid, run["run_id"], stream_mode=["values", "updates"]))
     assert [p.event for p in parts] == ["metadata", "values", "updates", "values"]
@@ -327,8 +328,8 @@ def test_messages_already_in_the_conversation_are_not_added_twice(
     client: SyncLangGraphClient,
 ) -> None:
     tid = _thread(client)
-    first = client.runs.wait(tid, "echo", input={"messages": [{**user("hi"), "id": "m1"}]})
-    history = first["messages"]
+    first = client.runs.wait(tid, "echo", input=holding({**user("hi"), "id": "m1"}))
+    history = wire(first)["messages"]
     assert history[0]["id"] == "m1"
     again = client.runs.wait(
         tid, "echo", input={"messages": [*history, {**user("more"), "id": "m2"}]}
@@ -340,4 +341,4 @@ def test_messages_already_in_the_conversation_are_not_added_twice(
         ("ai", "echo: more"),
     ]
     with pytest.raises(UnprocessableEntityError, match="append-only"):
-        client.runs.create(tid, "echo", input={"messages": [{**user("edited"), "id": "m1"}]})
+        client.runs.create(tid, "echo", input=holding({**user("edited"), "id": "m1"}))

@@ -1,4 +1,4 @@
-"""A thread's state and history: its values (context + conversation), a checkpoint per input,
+"""A thread's state and history: its values (project + conversation), a checkpoint per input,
 step, wait and update, newest first; state added without a run."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
-from lgkit import contents, user
+
+from tests.langgraph.lgkit import contents, said, wire
 
 
 def test_a_new_thread_has_an_empty_state_and_no_history(client: SyncLangGraphClient) -> None:
@@ -22,8 +23,8 @@ def test_a_new_thread_has_an_empty_state_and_no_history(client: SyncLangGraphCli
 
 def test_state_and_history_follow_the_runs(client: SyncLangGraphClient) -> None:
     tid = client.threads.create()["thread_id"]
-    client.runs.wait(tid, "echo", input={"messages": [user("one")]})
-    client.runs.wait(tid, "echo", input={"messages": [user("two")], "steps": 1})
+    client.runs.wait(tid, "echo", input=said("one"))
+    client.runs.wait(tid, "echo", input=said("two", steps=1))
     state = client.threads.get_state(tid)
     assert contents(state["values"]) == [
         ("human", "one"),
@@ -32,10 +33,10 @@ def test_state_and_history_follow_the_runs(client: SyncLangGraphClient) -> None:
         ("ai", "echo: two"),
     ]
     assert state["checkpoint"]["thread_id"] == tid and state["checkpoint"]["checkpoint_ns"] == ""
-    assert state["metadata"]["source"] == "loop"
+    assert wire(state["metadata"])["source"] == "loop"
 
     history = client.threads.get_history(tid, limit=100)
-    assert [(h["metadata"]["source"], h["metadata"]["step"]) for h in history] == [
+    assert [(wire(h["metadata"])["source"], wire(h["metadata"])["step"]) for h in history] == [
         ("loop", 1),
         ("loop", 0),
         ("input", -1),
@@ -44,7 +45,7 @@ def test_state_and_history_follow_the_runs(client: SyncLangGraphClient) -> None:
     ]
     assert history[0]["checkpoint"] == state["checkpoint"]
     assert history[0]["values"] == state["values"]
-    assert [len(h["values"].get("messages", [])) for h in history] == [4, 3, 3, 2, 1]
+    assert [len(wire(h["values"]).get("messages", [])) for h in history] == [4, 3, 3, 2, 1]
     for newer, older in itertools.pairwise(history):
         assert newer["parent_checkpoint"] == older["checkpoint"]
     assert history[-1]["parent_checkpoint"] is None
@@ -65,12 +66,12 @@ def test_state_and_history_follow_the_runs(client: SyncLangGraphClient) -> None:
     with pytest.raises(NotFoundError):
         client.threads.get_state(tid, checkpoint_id="00000000-0000-4000-8000-000000000000")
     picked = client.threads.get_state(tid, select=["values.messages"])
-    assert picked == {"values": {"messages": state["values"]["messages"]}}
+    assert wire(picked) == {"values": {"messages": wire(state["values"])["messages"]}}
 
 
 def test_a_waiting_thread_shows_its_interrupt(client: SyncLangGraphClient) -> None:
     tid = client.threads.create()["thread_id"]
-    client.runs.wait(tid, "echo", input={"messages": [user("go")], "wait": "sure?"})
+    client.runs.wait(tid, "echo", input=said("go", wait="sure?"))
     state = client.threads.get_state(tid)
     [interrupt] = state["interrupts"]
     assert interrupt["value"] == "sure?"
@@ -84,27 +85,25 @@ def test_a_waiting_thread_shows_its_interrupt(client: SyncLangGraphClient) -> No
     assert [h["interrupts"] != [] for h in history].count(True) == 1
 
 
-def test_update_state_adds_messages_and_context_without_a_run(
+def test_update_state_adds_messages_and_project_without_a_run(
     client: SyncLangGraphClient, native: httpx.Client
 ) -> None:
     tid = client.threads.create()["thread_id"]
-    answer = client.threads.update_state(
-        tid, {"messages": [user("a note")], "topic": "calc"}, as_node="human"
-    )
+    answer = client.threads.update_state(tid, said("a note", topic="calc"), as_node="human")
     state = client.threads.get_state(tid)
     assert answer["checkpoint"] == state["checkpoint"]
-    assert state["values"]["topic"] == "calc"
+    assert wire(state["values"])["topic"] == "calc"
     assert contents(state["values"]) == [("human", "a note")]
-    assert state["metadata"]["source"] == "update"
+    assert wire(state["metadata"])["source"] == "update"
     history = client.threads.get_history(tid)
-    assert history[1]["metadata"]["writes"] == {
-        "human": {"messages": [state["values"]["messages"][0]]}
+    assert wire(history[1]["metadata"])["writes"] == {
+        "human": {"messages": [wire(state["values"])["messages"][0]]}
     }
-    assert native.get(f"/v1/sessions/{tid}").json()["context"] == {"topic": "calc"}
+    assert native.get(f"/v1/sessions/{tid}").json()["project"] == {"topic": "calc"}
     notes = native.get(f"/v1/sessions/{tid}/messages").json()["data"]
     assert [(m["role"], m["content"], m["run_id"]) for m in notes] == [("user", "a note", None)]
-    done = client.runs.wait(tid, "echo", input={"messages": [user("and now")]})
-    assert done["topic"] == "calc"
+    done = client.runs.wait(tid, "echo", input=said("and now"))
+    assert wire(done)["topic"] == "calc"
     assert contents(done)[-1] == ("ai", "echo: and now")
     with pytest.raises(UnprocessableEntityError, match="checkpoint_id"):
         client.threads.update_state(
@@ -133,8 +132,8 @@ def test_structured_items_show_and_removed_messages_leave_the_state(
     assert native.post(f"{base}/pop").status_code == 200
     assert contents(client.threads.get_state(tid)["values"]) == [("human", "hi"), ("ai", "")]
     assert native.post(f"{base}/clear").json() == {"removed": 2}
-    assert client.threads.get_state(tid)["values"].get("messages", []) == []
-    client.runs.wait(tid, "echo", input={"messages": [user("again")]})
+    assert wire(client.threads.get_state(tid)["values"]).get("messages", []) == []
+    client.runs.wait(tid, "echo", input=said("again"))
     assert contents(client.threads.get_state(tid)["values"]) == [
         ("human", "again"),
         ("ai", "echo: again"),

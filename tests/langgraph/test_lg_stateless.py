@@ -11,7 +11,8 @@ import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
 from langgraph_sdk.schema import RunCreateMetadata
-from lgkit import contents, user
+
+from tests.langgraph.lgkit import contents, said, user
 from tests.waiting import eventually_sync
 
 #: The reaper deletes unread temporary sessions at its sweeps (a sweep interval after the end).
@@ -25,7 +26,7 @@ def _gone(native: httpx.Client, path: str) -> bool:
 def test_wait_without_a_thread_answers_and_deletes_its_thread(
     raw: httpx.Client, native: httpx.Client, client: SyncLangGraphClient
 ) -> None:
-    result = client.runs.wait(None, "echo", input={"messages": [user("hi")]})
+    result = client.runs.wait(None, "echo", input=said("hi"))
     assert isinstance(result, dict)
     assert contents(result) == [("human", "hi"), ("ai", "echo: hi")]
     answer = raw.post(
@@ -47,7 +48,7 @@ def test_stream_without_a_thread_kept_on_completion_keep(
         client.runs.stream(
             None,
             "echo",
-            input={"messages": [user("keep me")]},
+            input=said("keep me"),
             stream_mode=["values"],
             on_completion="keep",
             on_run_created=created.append,

@@ -12,13 +12,14 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
-from lgkit import contents, user
+
+from tests.langgraph.lgkit import contents, said
 from tests.waiting import eventually_sync
 
 
 def _thread_with_history(client: SyncLangGraphClient, native: httpx.Client) -> str:
     tid: str = client.threads.create(metadata={"project": "calc"})["thread_id"]
-    client.runs.wait(tid, "echo", input={"messages": [user("hi")]})
+    client.runs.wait(tid, "echo", input=said("hi"))
     client.threads.update_state(tid, {"workspace": "./calc"})
     assert native.put(f"/v1/sessions/{tid}/memory/python", json={"value": "3.11"}).is_success
     return tid
@@ -39,7 +40,7 @@ def test_copy_has_the_same_conversation_context_memory_and_names_the_original(
     memory = native.get(f"/v1/sessions/{cid}/memory/python").json()
     assert memory["value"] == "3.11"
     assert client.runs.list(cid) == []  # the runs stay with the original
-    again = client.runs.wait(cid, "echo", input={"messages": [user("on the copy")]})
+    again = client.runs.wait(cid, "echo", input=said("on the copy"))
     assert isinstance(again, dict)
     assert contents(again)[-1] == ("ai", "echo: on the copy")
     assert len(contents(client.threads.get(tid)["values"])) == 2  # the original is as it was

@@ -17,7 +17,8 @@ from langgraph_sdk.errors import (
     UnprocessableEntityError,
 )
 from langgraph_sdk.stream.transport.sync_http import SyncProtocolSseTransport
-from lgkit import MISSING, Server, contents, user
+
+from tests.langgraph.lgkit import MISSING, Server, contents, said, wire
 
 THREAD_KEYS = {
     "thread_id",
@@ -72,7 +73,7 @@ def test_search_threads_by_metadata_ids_and_status(client: SyncLangGraphClient) 
     oldest_first = client.threads.search(metadata={"mark": mark}, sort_order="asc")
     assert [t["thread_id"] for t in oldest_first] == made
 
-    client.runs.wait(made[1], "echo", input={"messages": [user("hi")]})
+    client.runs.wait(made[1], "echo", input=said("hi"))
     client.runs.wait(made[2], "echo", input={"text": "x", "fail": True}, raise_error=False)
     by_status = {
         status: [
@@ -82,7 +83,7 @@ def test_search_threads_by_metadata_ids_and_status(client: SyncLangGraphClient) 
     }
     assert by_status == {"idle": [made[1], made[0]], "busy": [], "error": [made[2]]}
     picked = client.threads.search(ids=[made[0], made[2]], select=["thread_id", "status"])
-    assert picked == [
+    assert [wire(t) for t in picked] == [
         {"thread_id": made[2], "status": "error"},
         {"thread_id": made[0], "status": "idle"},
     ]
@@ -98,7 +99,7 @@ def test_search_threads_by_metadata_ids_and_status(client: SyncLangGraphClient) 
 def test_a_thread_ttl_is_the_session_ttl(client: SyncLangGraphClient, native: httpx.Client) -> None:
     thread_id = client.threads.create(ttl=60)["thread_id"]
     assert native.get(f"/v1/sessions/{thread_id}").json()["ttl_seconds"] == 3600
-    assert client.threads.get(thread_id, include=["ttl"])["ttl"]["ttl"] == 60
+    assert wire(client.threads.get(thread_id, include=["ttl"]))["ttl"]["ttl"] == 60
     client.threads.update(thread_id, metadata={}, ttl={"ttl": 5, "strategy": "delete"})
     assert native.get(f"/v1/sessions/{thread_id}").json()["ttl_seconds"] == 300
     with pytest.raises(UnprocessableEntityError, match=r"ttl\.strategy"):
@@ -110,7 +111,7 @@ def test_native_sessions_and_runs_are_threads_and_runs(
 ) -> None:
     session = native.post(
         "/v1/sessions",
-        json={"title": "native", "metadata": {"via": "v1"}, "context": {"workspace": "./calc"}},
+        json={"title": "native", "metadata": {"via": "v1"}, "project": {"workspace": "./calc"}},
     ).json()
     sid = session["id"]
     assert native.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "hi"})
@@ -120,7 +121,7 @@ def test_native_sessions_and_runs_are_threads_and_runs(
 
     thread = client.threads.get(sid)
     assert (thread["metadata"], thread["status"]) == ({"via": "v1"}, "idle")
-    assert thread["values"]["workspace"] == "./calc"
+    assert wire(thread["values"])["workspace"] == "./calc"
     assert contents(thread["values"]) == [("human", "hi"), ("ai", "echo: say hi")]
     [listed] = client.runs.list(sid)
     assert (listed["run_id"], listed["assistant_id"], listed["status"]) == (
@@ -128,7 +129,7 @@ def test_native_sessions_and_runs_are_threads_and_runs(
         "echo",
         "success",
     )
-    assert listed["started_at"] and listed["ended_at"] and listed["error"] is None
+    assert wire(listed)["started_at"] and wire(listed)["ended_at"] and wire(listed)["error"] is None
     assert sid in [t["thread_id"] for t in client.threads.search(metadata={"via": "v1"})]
 
 
@@ -154,9 +155,9 @@ def test_another_owners_thread_is_not_found(
     client: SyncLangGraphClient, bob: SyncLangGraphClient
 ) -> None:
     thread_id = client.threads.create(metadata={"secret": True})["thread_id"]
-    run = client.runs.create(thread_id, "echo", input={"messages": [user("mine")]})
+    run = client.runs.create(thread_id, "echo", input=said("mine"))
     client.runs.join(thread_id, run["run_id"])
-    calls = [
+    calls: list[Callable[[], object]] = [
         lambda: bob.threads.get(thread_id),
         lambda: bob.threads.update(thread_id, metadata={"x": 1}),
         lambda: bob.threads.delete(thread_id),

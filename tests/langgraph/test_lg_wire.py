@@ -12,7 +12,8 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
-from lgkit import Server, user
+
+from tests.langgraph.lgkit import Server, said, wire
 from tests.waiting import eventually_sync
 
 
@@ -35,7 +36,7 @@ def test_sse_format_headers_and_no_end_event(
     tid = client.threads.create()["thread_id"]
     body = {
         "assistant_id": "echo",
-        "input": {"messages": [user("wire")]},
+        "input": said("wire"),
         "stream_mode": "values",
         "stream_subgraphs": False,
         "stream_resumable": False,
@@ -61,7 +62,8 @@ def test_sse_format_headers_and_no_end_event(
     assert data.startswith(b"event: metadata\r\ndata: {")
     run = client.runs.get(tid, run_id)
     assert run["metadata"] == {"from": "test"}
-    assert run["kwargs"]["durability"] == "exit" and run["kwargs"]["context"] == {"user": "ada"}
+    assert wire(run)["kwargs"]["durability"] == "exit"
+    assert wire(run)["kwargs"]["context"] == {"user": "ada"}
 
     body["stream_resumable"] = True
     with raw.stream("POST", f"/threads/{tid}/runs/stream", json=body) as answer:
@@ -82,7 +84,7 @@ def test_what_the_client_sends_by_default_is_accepted(
     client: SyncLangGraphClient, raw: httpx.Client
 ) -> None:
     tid = client.threads.create()["thread_id"]
-    run = client.runs.create(tid, "echo", input={"messages": [user("q")]})
+    run = client.runs.create(tid, "echo", input=said("q"))
     rid = run["run_id"]
     client.runs.join(tid, rid)
     for query in (
@@ -124,8 +126,8 @@ def test_an_option_tether_does_not_provide_is_refused_naming_it(
 ) -> None:
     tid = client.threads.create()["thread_id"]
     calls: list[Callable[[], object]] = [
-        lambda: client.runs.create(tid, "echo", input={"messages": [user("x")]}, **kwargs),
-        lambda: list(client.runs.stream(tid, "echo", input={"messages": [user("x")]}, **kwargs)),
+        lambda: client.runs.create(tid, "echo", input=said("x"), **kwargs),
+        lambda: list(client.runs.stream(tid, "echo", input=said("x"), **kwargs)),
     ]
     for call in calls:
         with pytest.raises(UnprocessableEntityError) as caught:

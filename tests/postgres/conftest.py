@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..pg import Databases
+from tests.pg import Databases
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..waiting import eventually_sync
+from tests.waiting import eventually_sync
 
 _LISTENING = re.compile(r"tether listening on (http://\S+)")
 

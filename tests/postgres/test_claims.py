@@ -9,15 +9,21 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
+from tests.postgres.helpers import (
+    check_runs_in_log,
+    run,
+    service,
+    sql,
+    waits_on_a_lock,
+    with_stores,
+)
+from tests.waiting import eventually
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
 from tether.store.base import Store
 from tether.store.postgres.database import ConcurrentUpdate
 from tether.store.postgres.store import _retried
-
-from ..waiting import eventually
-from .helpers import check_runs_in_log, run, service, sql, waits_on_a_lock, with_stores
 
 pytestmark = pytest.mark.postgres
 
@@ -116,7 +122,7 @@ def test_a_claim_refused_by_the_one_active_run_index_is_retried_not_raised(pg_ur
 
 
 def test_an_operation_that_lost_a_race_runs_again() -> None:
-    calls = []
+    calls: list[int] = []
 
     async def flaky() -> str:
         calls.append(1)
@@ -124,7 +130,10 @@ def test_an_operation_that_lost_a_race_runs_again() -> None:
             raise ConcurrentUpdate("deadlock detected")
         return "ok"
 
-    assert run(_retried(flaky)()) == "ok"
+    async def retried() -> object:
+        return await _retried(flaky)()
+
+    assert run(retried()) == "ok"
     assert len(calls) == 3
 
 

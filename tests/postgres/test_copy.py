@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.postgres.helpers import FAST, run, service, sql
 from tether.core.api_key import ApiKey
 from tether.core.errors import Conflict, StoreError
 from tether.core.ids import new_id
@@ -27,8 +28,6 @@ from tether.store.base import Store
 from tether.store.checkpoint import ChannelValue, Checkpoint, ConversationRanges, PendingWrite
 from tether.store.copy import NOT_COPIED, TABLES, copy_url
 from tether.store.factory import open_store
-
-from .helpers import FAST, run, service, sql
 
 pytestmark = pytest.mark.postgres
 
@@ -49,7 +48,7 @@ async def _populate(url: str) -> None:
             session = await svc.create_session(
                 title=f"Projekt Nr. {n} — «ünïcode»",
                 metadata={"n": n, "tags": ["a", "b"], "ratio": 0.5},
-                context={"workspace": f"./w{n}"},
+                project={"workspace": f"./w{n}"},
                 external_key=f"app/user/{n} ✓",
                 app="shop",
             )

@@ -9,12 +9,11 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
+from tests.postgres.helpers import run, service, waits_on_a_lock, with_stores
+from tests.waiting import eventually
 from tether.core.errors import NotFound
 from tether.core.status import RunStatus
 from tether.store.base import Store
-
-from ..waiting import eventually
-from .helpers import run, service, waits_on_a_lock, with_stores
 
 pytestmark = pytest.mark.postgres
 

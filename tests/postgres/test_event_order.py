@@ -13,12 +13,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tests.postgres.helpers import run, service, sql, with_stores
 from tether.core.memory import MemoryScope
 from tether.core.run import IfBusy
 from tether.core.step import StepKind
 from tether.store.base import Store
-
-from .helpers import run, service, sql, with_stores
 
 pytestmark = pytest.mark.postgres
 

@@ -8,14 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.postgres.helpers import FAST, run, service, with_stores
+from tests.waiting import eventually
 from tether.core.status import RunStatus
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
 from tether.runtime.worker import Worker
 from tether.store.base import Store
-
-from ..waiting import eventually
-from .helpers import FAST, run, service, with_stores
 
 pytestmark = pytest.mark.postgres
 
@@ -86,7 +85,7 @@ def test_a_live_worker_keeps_its_lease_and_no_one_reaps_it(pg_url: str) -> None:
             for worker in workers:
                 await worker.stop(grace=1.0)
         assert done.status is RunStatus.COMPLETED
-        types = [e.type for e in await svc.list_events(run_id=created.id)]
+        types: list[str] = [e.type for e in await svc.list_events(run_id=created.id)]
         assert types.count("run.started") == 1 and "run.requeued" not in types
 
     run(with_stores(pg_url, 2, body))

@@ -18,15 +18,14 @@ from pathlib import Path
 import pytest
 from psycopg import sql as pgsql
 
+from tests.pg import Databases, admin
+from tests.postgres.helpers import check_runs_in_log, run, sql
+from tests.postgres.nodes import Server, WorkerNode
+from tests.waiting import eventually
 from tether.client import AsyncClient
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.store.factory import open_store
-
-from ..pg import Databases, admin
-from ..waiting import eventually
-from .helpers import check_runs_in_log, run, sql
-from .nodes import Server, WorkerNode
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

@@ -7,15 +7,14 @@ from dataclasses import replace
 
 import pytest
 
+from tests.postgres.helpers import FAST, run, service, sql, with_stores
+from tests.waiting import eventually
 from tether.core.message import Role
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 from tether.store.changes import RUNS_TOPIC, session_topic
-
-from ..waiting import eventually
-from .helpers import FAST, run, service, sql, with_stores
 
 pytestmark = pytest.mark.postgres
 
@@ -91,7 +90,7 @@ def test_a_worker_wakes_on_a_run_created_elsewhere_and_a_stream_elsewhere_sees_i
             )
             loop = asyncio.get_running_loop()
             started = loop.time()
-            types = []
+            types: list[str] = []
             async for event in svc_b.stream_events(run_id=created.id):
                 assert event is not None
                 types.append(event.type)

@@ -9,6 +9,8 @@ from functools import partial
 import psycopg
 import pytest
 
+from tests.postgres.helpers import FAST, run, service, sql, with_stores
+from tests.waiting import eventually
 from tether.core.errors import StoreUnavailable
 from tether.core.message import Role
 from tether.core.status import RunStatus
@@ -16,9 +18,6 @@ from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
 from tether.runtime.worker import Worker
 from tether.store.base import Store
-
-from ..waiting import eventually
-from .helpers import FAST, run, service, sql, with_stores
 
 pytestmark = pytest.mark.postgres
 

@@ -7,21 +7,19 @@ import threading
 import psycopg
 import pytest
 
-from tether.core.errors import SchemaTooNew, StoreUnavailable, UsageError
-from tether.store.factory import migrate_store, open_store
-from tether.store.migrate import load_migrations
-from tether.store.postgres.database import PostgresDatabase
-from tether.store.sql.queries import load_queries
-
-from ..pg import Databases
-from ..support import (
+from tests.pg import Databases
+from tests.postgres.helpers import run, sql
+from tests.support import (
     ROWS_BEFORE_CONVERSATION_CORE,
     SCHEMA_3_DELETED_RUN,
     before_conversation_core,
     check_conversation_core,
     check_recounted,
 )
-from .helpers import run, sql
+from tether.core.errors import SchemaTooNew, StoreUnavailable, UsageError
+from tether.store.factory import migrate_store, open_store
+from tether.store.migrate import load_migrations
+from tether.store.postgres.database import PostgresDatabase
 
 pytestmark = pytest.mark.postgres
 
@@ -84,15 +82,6 @@ def test_pool_options_come_from_the_url(pg_url: str) -> None:
 def test_both_backends_have_the_same_migrations() -> None:
     sqlite = [(m.version, m.name) for m in load_migrations("tether.store.sqlite")]
     assert [(m.version, m.name) for m in load_migrations("tether.store.postgres")] == sqlite
-
-
-def test_both_backends_name_the_same_queries() -> None:
-    sqlite = set(load_queries("tether.store.sqlite"))
-    postgres = set(load_queries("tether.store.postgres"))
-    # PostgreSQL appends a transaction's events in one batch, under its sessions' locks, and
-    # looks for a claimable run before claiming.
-    assert sqlite - postgres == {"insert_event"}
-    assert postgres - sqlite == {"lock_sessions", "insert_events", "notify", "claimable"}
 
 
 @pytest.mark.parametrize("query", ["pool_max_size=x", "pool_min_size=0", "pool_timeout=-1"])

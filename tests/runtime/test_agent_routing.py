@@ -10,14 +10,14 @@ from dataclasses import replace
 
 import pytest
 
+from tests.support import TEST_SETTINGS
+from tests.waiting import eventually
 from tether.core.clock import ManualClock
 from tether.core.status import RunStatus
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.builtin.echo import echo
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
-
-from ..support import TEST_SETTINGS
 
 GRACE = 600.0
 
@@ -38,7 +38,8 @@ def echo_worker(
     )
 
     async def start() -> None:
-        worker.start()
+        worker.start()  # it announces its agents from its own task: wait for that
+        await eventually(service.live_agents, what="the worker's announcement")
 
     loop.run_until_complete(start())
     yield worker

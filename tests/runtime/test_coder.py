@@ -68,7 +68,7 @@ def _tools(steps: list[Step]) -> list[Step]:
 
 async def test_the_seed_scenario(service: Service, workspace: Path) -> None:
     session = await service.create_session(
-        title="Keep helping me with this project", context={"workspace": str(workspace)}
+        title="Keep helping me with this project", project={"workspace": str(workspace)}
     )
 
     # Run 1: analyse. The tool calls really ran, and their results are recorded.
@@ -158,7 +158,7 @@ async def test_the_seed_scenario(service: Service, workspace: Path) -> None:
 async def test_the_coder_summarises_the_session_from_its_tool_history(
     service: Service, workspace: Path
 ) -> None:
-    session = await service.create_session(context={"workspace": str(workspace)})
+    session = await service.create_session(project={"workspace": str(workspace)})
     await _do(service, session.id, "Find out why the tests fail.")
     summary, steps = await _do(service, session.id, "Summarise this session.")
     (history,) = _tools(steps)

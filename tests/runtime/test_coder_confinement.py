@@ -76,8 +76,8 @@ def need_bwrap() -> None:
     pytest.skip(problem)
 
 
-async def _coder(service: Service, goal: str, **context: object) -> Run:
-    session = await service.create_session(context=dict(context))
+async def _coder(service: Service, goal: str, **project: object) -> Run:
+    session = await service.create_session(project=dict(project))
     run = await service.create_run(session.id, goal, agent="coder")
     return await service.wait_run(run.id, timeout=60)
 
@@ -111,7 +111,7 @@ async def test_a_symlink_inside_a_root_to_a_folder_outside_is_refused(
 async def test_the_input_workspace_is_checked_like_the_context_one(
     confined: Service, project: Path
 ) -> None:
-    session = await confined.create_session(context={"workspace": str(project)})
+    session = await confined.create_session(project={"workspace": str(project)})
     run = await confined.create_run(
         session.id, "Find out why the tests fail.", agent="coder", input={"workspace": "/"}
     )
@@ -182,7 +182,7 @@ async def test_a_finding_written_by_a_caller_is_never_code_path_or_module(
     code, a module name carrying code: the fix comes from the tests' own failure instead."""
     outside = project.parent / "outside.py"
     outside.write_text(f"from {MISSING} import tabulate\n")
-    session = await confined.create_session(context={"workspace": str(project)})
+    session = await confined.create_session(project={"workspace": str(project)})
     await confined.set_session_memory(session.id, "finding", finding)
     run = await confined.create_run(session.id, "Fix it as proposed.", agent="coder")
     done = await confined.wait_run(run.id, timeout=60)
@@ -209,7 +209,7 @@ async def test_a_finding_for_tests_that_pass_changes_nothing(
     confined: Service, project: Path
 ) -> None:
     (project / "calc" / "report.py").write_text("def render(rows):\n    return 'name value\\nbb'\n")
-    session = await confined.create_session(context={"workspace": str(project)})
+    session = await confined.create_session(project={"workspace": str(project)})
     await confined.set_session_memory(
         session.id,
         "finding",
@@ -283,7 +283,7 @@ async def test_the_agent_is_given_its_database_files_to_protect(
 
         assert isinstance(ctx, RunContext)
         ws = Workspace(await ctx.confinement.workspace(folder), ctx.confinement)
-        outcomes = {}
+        outcomes: dict[str, object] = {}
         for name in (Path(store.location).name, Path(store.location).name + "-wal"):
             try:
                 ws.read(name)

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from tests.support import WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.memory import MemoryScope
-from tether.core.message import Role
+from tether.core.message import NewMessage, Role
 from tether.core.run import ErrorInfo
 from tether.core.session import Session
 from tether.core.status import RunStatus, StepStatus
@@ -20,8 +21,6 @@ from tether.core.step import StepKind
 from tether.runtime.context_assembly import assemble_context, estimate_tokens
 from tether.runtime.service import Service
 from tether.store.base import Store
-
-from ..support import WORKER, Factory
 
 
 class CountingStore:
@@ -49,12 +48,12 @@ async def _assemble(
     counting = CountingStore(store)
     fresh = await store.get_session(session.id)
     assert fresh is not None
-    context = await assemble_context(counting, fresh, budget_tokens=budget)  # type: ignore[arg-type]
+    context = await assemble_context(counting, fresh, budget_tokens=budget)
     return context, counting.calls
 
 
 async def _full_session(store: Store, make: Factory, clock: ManualClock) -> Session:
-    session = await make.session(context={"workspace": "/work/calc", "language": "python"})
+    session = await make.session(project={"workspace": "/work/calc", "language": "python"})
     await store.put_memory(
         scope=MemoryScope.SESSION,
         scope_id=session.id,
@@ -232,10 +231,19 @@ async def test_a_tool_call_is_never_split_from_its_results(
 
 
 async def _session_with_messages(make: Factory, count: int) -> Session:
+    """A session of count messages, appended in batches (one transaction per 500)."""
     session = await make.session()
-    for i in range(count):
-        role = Role.USER if i % 2 == 0 else Role.ASSISTANT
-        await make.message(session.id, f"message number {i}", role=role)
+    new = [
+        NewMessage(Role.USER if i % 2 == 0 else Role.ASSISTANT, f"message number {i}")
+        for i in range(count)
+    ]
+    for start in range(0, count, 500):
+        await make.store.add_messages(
+            session_id=session.id,
+            owner=make.owner,
+            messages=new[start : start + 500],
+            now=make.clock.now(),
+        )
     return session
 
 

@@ -112,7 +112,7 @@ async def test_batches_are_bounded_and_checked_whole(service: Service) -> None:
     with pytest.raises(UsageError, match=r"messages\[0\] has unknown fields: seq"):
         await service.add_messages(session.id, [{"content": "x", "seq": 3}])
     with pytest.raises(UsageError, match="a list of message objects"):
-        await service.add_messages(session.id, {"content": "x"})  # type: ignore[arg-type]
+        await service.add_messages(session.id, {"content": "x"})  # type: ignore[dict-item]
     assert (await service.list_messages(session.id)).data == []
     added = await service.add_messages(
         session.id, [{"role": "user", "content": "q"}, {"item": CALL}, {"item": RESULT}]

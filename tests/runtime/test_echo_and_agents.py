@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.waiting import eventually
 from tether.core.errors import AgentNotFound
 from tether.core.message import Role
 from tether.core.run import Run
@@ -16,8 +17,6 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.run_context import RunContext
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
-
-from ..waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("worker")
 
@@ -95,7 +94,7 @@ async def test_echo_fails_on_request(service: Service, fail: object, message: st
     session = await service.get_session(run.session_id)
     assert session.status is SessionStatus.ACTIVE
     assert (await service.list_messages(run.session_id)).data == []  # failed before saying it
-    types = [e.type for e in await service.list_events(run_id=run.id)]
+    types: list[str] = [e.type for e in await service.list_events(run_id=run.id)]
     assert types == ["run.created", "run.started", "run.failed"]
 
 
@@ -126,7 +125,7 @@ async def test_echo_waits_for_a_person_then_appends_the_answer(service: Service)
         ("assistant_message", StepStatus.COMPLETED),
     ]
     assert steps[1].output == {"input": {"text": "yes please"}}
-    types = [e.type for e in await service.list_events(run_id=run.id)]
+    types: list[str] = [e.type for e in await service.list_events(run_id=run.id)]
     assert types.count("run.started") == 1
     assert types.index("run.waiting") < types.index("run.resumed") < types.index("run.completed")
 
@@ -232,7 +231,7 @@ async def test_an_unknown_agent_is_refused_before_anything_is_written(service: S
 
 
 async def test_a_run_records_the_context_it_started_from(service: Service) -> None:
-    session = await service.create_session(context={"workspace": "/w"})
+    session = await service.create_session(project={"workspace": "/w"})
     await service.add_message(session.id, "user", "hello")
     run = await service.create_run(session.id, "go", agent="echo", input={"text": "x"})
     done = await service.wait_run(run.id, timeout=10)

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 import tether
+from tests.support import TEST_SETTINGS
 from tether.core.clock import ManualClock
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.run_context import RunContext
-
-from ..support import TEST_SETTINGS
 
 
 async def remembering(ctx: RunContext) -> dict[str, object]:
@@ -43,7 +42,7 @@ def test_quick_taste(tt: tether.Tether) -> None:
 
 
 def test_the_design_walkthrough(tt: tether.Tether) -> None:
-    s = tt.sessions.create(title="Keep helping me", context={"workspace": "./calc"})
+    s = tt.sessions.create(title="Keep helping me", project={"workspace": "./calc"})
     s.memory["python"] = "3.9"
     assert dict(s.memory) == {"python": "3.9"}
 

@@ -52,7 +52,7 @@ async def test_the_loop_calls_tools_and_answers(service: Service, agents: AgentR
     )
     assert isinstance(made, ModelAgent) and agents.get("weatherman") is made
     assert agents.describe("weatherman") == INSTRUCTIONS
-    session = await service.create_session(context={"city": "Oslo"})
+    session = await service.create_session(project={"city": "Oslo"})
     await service.add_message(session.id, "user", "Hello")
     await service.add_message(session.id, "assistant", "Hi, ask me about the weather.")
     done = await _finish(service, session.id, "weatherman", "Should I take an umbrella?")
@@ -72,7 +72,7 @@ async def test_the_loop_calls_tools_and_answers(service: Service, agents: AgentR
 
     first, second = model.requests
     assert first[0]["role"] == "system" and first[0]["content"].startswith(INSTRUCTIONS)
-    assert '"city": "Oslo"' in first[0]["content"]  # the project context is shown
+    assert '"city": "Oslo"' in first[0]["content"]  # the project is shown
     assert first[1:] == [
         {"role": "user", "content": "Hello"},
         {"role": "assistant", "content": "Hi, ask me about the weather."},
@@ -208,7 +208,7 @@ def test_a_model_agent_is_checked_when_it_is_made() -> None:
     agents = AgentRegistry()
     model = ScriptedModel([])
     with pytest.raises(UsageError, match="needs instructions"):
-        tether.agent("x", model=model, registry=agents)
+        tether.agent("x", model=model, registry=agents)  # type: ignore[call-overload]
     with pytest.raises(UsageError, match="max_steps must be at least 1"):
         tether.agent("x", instructions="hi", max_steps=0, registry=agents)
     with pytest.raises(UsageError, match="model must be a Model"):

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.support import TEST_SETTINGS
 from tether.core.redaction import NO_REDACTION
 from tether.core.status import RunStatus
 from tether.runtime.agent import AgentRegistry
@@ -19,8 +20,6 @@ from tether.runtime.service import Service
 from tether.runtime.tools import ToolRegistry, tool
 from tether.runtime.worker import Worker
 from tether.store.base import Store
-
-from ..support import TEST_SETTINGS
 
 TOKEN = "tk_" + "Zq9" * 14 + "x"
 ENV = f"HOME=/home/me\nexport TETHER_API_KEY={TOKEN}\nAuthorization: Bearer {TOKEN}\n"

@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
+from tests.waiting import eventually
 from tether.core.clock import ManualClock
 from tether.core.errors import Conflict, SessionBusy, SessionClosed, SessionExpired
 from tether.core.run import IfBusy, Run
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
-
-from ..waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("worker")
 
@@ -55,7 +54,7 @@ async def test_no_run_outcome_changes_the_session(service: Service, outcome: str
     after = await service.get_session(session.id)
     assert after.status is ACTIVE
     assert after.closed_at is None
-    types = [e.type for e in await service.list_events(session_id=session.id)]
+    types: list[str] = [e.type for e in await service.list_events(session_id=session.id)]
     assert [t for t in types if t.startswith("session.")] == ["session.created"]
     # The session goes on: a message and a new run are accepted right away.
     await service.add_message(session.id, "user", "next?")
@@ -95,7 +94,7 @@ async def test_closing_cancels_waiting_and_queued_runs(service: Service) -> None
         assert run.status is RunStatus.CANCELLED
         events = [e.type for e in await service.list_events(run_id=run_id)]
         assert events[-1] == "run.cancelled"
-    types = [e.type for e in await service.list_events(session_id=session.id)]
+    types: list[str] = [e.type for e in await service.list_events(session_id=session.id)]
     assert types[-1] == "session.closed"
     with pytest.raises(SessionClosed):
         await service.add_message(session.id, "user", "hello?")
@@ -183,7 +182,7 @@ async def test_enqueued_runs_execute_one_at_a_time_in_order(service: Service) ->
     assert [r.seq for r in done] == [1, 2, 3, 4]
     # Never two at once: each run started only after the previous one completed (event order).
     events = await service.list_events(session_id=session.id)
-    position = {(e.type, e.run_id): e.id for e in events}
+    position: dict[tuple[str, str | None], int] = {(e.type, e.run_id): e.id for e in events}
     for earlier, later in itertools.pairwise(done):
         assert position["run.completed", earlier.id] < position["run.started", later.id]
     messages = (await service.list_messages(session.id)).data
@@ -237,7 +236,7 @@ async def test_sweep_persists_expiry_and_stops_unfinished_runs(
     assert cancelled.status is RunStatus.CANCELLED
     assert cancelled.error is not None and "expired" in cancelled.error.message
     await eventually(lambda: worker.active_runs == 0, what="the agent is stopped")
-    types = [e.type for e in await service.list_events(session_id=session.id)]
+    types: list[str] = [e.type for e in await service.list_events(session_id=session.id)]
     assert types[-2:] == ["run.cancelled", "session.expired"]
     assert await service.sweep_expired() == []
     await _assert_read_only_and_readable(service, session.id, SessionExpired, done.id)

@@ -13,7 +13,7 @@ import pytest
 from tether.core.errors import StoreError
 from tether.store.copy import TABLES, columns, copy_url
 from tether.store.factory import open_store
-from tether.store.sql.queries import load_queries
+from tether.store.sql.queries import Backend, load_queries
 from tether.store.sql.store import SqlStore
 
 
@@ -43,8 +43,8 @@ def test_the_copy_carries_exactly_the_columns_of_every_table(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_each_insert_of_the_copy_writes_every_column(backend: str) -> None:
-    queries = load_queries(f"tether.store.{backend}")
+def test_each_insert_of_the_copy_writes_every_column(backend: Backend) -> None:
+    queries = load_queries(backend)
     style = r":(\w+)" if backend == "sqlite" else r"%\((\w+)\)s"
     for table in TABLES:
         insert = queries[f"copy_insert_{table.name}"]

@@ -8,15 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.core.errors import SchemaTooNew, StoreError
-from tether.core.memory import MemoryScope
-from tether.core.status import RunStatus
-from tether.store.factory import open_store
-from tether.store.migrate import load_migrations
-from tether.store.sqlite.database import _statements
-from tether.store.sqlite.store import SqliteStore
-
-from ..support import (
+from tests.support import (
     ROWS_BEFORE_CONVERSATION_CORE,
     SCHEMA_1_ROWS,
     SCHEMA_3_DELETED_RUN,
@@ -24,6 +16,13 @@ from ..support import (
     check_conversation_core,
     check_recounted,
 )
+from tether.core.errors import SchemaTooNew, StoreError
+from tether.core.memory import MemoryScope
+from tether.core.status import RunStatus
+from tether.store.factory import open_store
+from tether.store.migrate import load_migrations
+from tether.store.sqlite.database import SqliteDatabase, _statements
+from tether.store.sqlite.store import SqliteStore
 
 MIGRATIONS = load_migrations("tether.store.sqlite")
 LATEST = MIGRATIONS[-1].version
@@ -118,6 +117,7 @@ async def test_reopening_does_not_reapply_migrations(tmp_path: Path) -> None:
         store = SqliteStore(path)
         try:
             assert await store.schema_version() == LATEST
+            assert isinstance(store.database, SqliteDatabase)
             assert store.database.migrate() == (LATEST, LATEST)  # nothing left to do
         finally:
             await store.close()

@@ -36,7 +36,10 @@ class Samples:
 def parse(text: str, *, openmetrics: bool = False) -> Samples:
     """The samples of a text-format (or OpenMetrics) exposition; the parser raises on anything
     malformed."""
-    families = openmetrics_families(text) if openmetrics else text_string_to_metric_families(text)
+    # prometheus_client's text parser is not annotated.
+    families = (
+        openmetrics_families(text) if openmetrics else text_string_to_metric_families(text)  # type: ignore[no-untyped-call]
+    )
     values: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
     types: dict[str, str] = {}
     for family in families:

@@ -19,13 +19,12 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.serving import Served, cli, serve
+from tests.waiting import eventually_sync
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.runtime import log_context
 from tether.telemetry import logs
-
-from ..serving import Served, cli, serve
-from ..waiting import eventually_sync
 
 RUN = Run(
     id="01900000-0000-7000-8000-00000000aaaa",

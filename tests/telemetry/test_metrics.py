@@ -12,6 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support import TEST_SETTINGS, WORKER, Factory
+from tests.telemetry.agents import chat
+from tests.telemetry.conftest import in_process
+from tests.telemetry.scrape import OPENMETRICS, Samples, parse
+from tests.waiting import eventually
 from tether.api import create_app
 from tether.api.settings import ApiSettings
 from tether.core.clock import ManualClock, SystemClock
@@ -29,12 +34,6 @@ from tether.store.base import Store
 from tether.store.factory import open_store
 from tether.telemetry import create_metrics
 from tether.telemetry.metrics import MAX_TOOLS, OTHER_TOOL
-
-from ..support import TEST_SETTINGS, WORKER, Factory
-from ..waiting import eventually
-from .agents import chat
-from .conftest import in_process
-from .scrape import OPENMETRICS, Samples, parse
 
 WAIT = 15.0
 TOKEN = "scrape-me-4f1c"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import httpx
 
-from ..serving import Served, serve
-from ..waiting import eventually_sync
-from .scrape import Samples, parse
+from tests.serving import Served, serve
+from tests.telemetry.scrape import Samples, parse
+from tests.waiting import eventually_sync
 
 
 def _scrape(url: str, **headers: str) -> Samples:

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ..serving import Served, serve
-from ..waiting import eventually_sync
-from .otlp_receiver import OtlpReceiver
+from tests.serving import Served, serve
+from tests.telemetry.otlp_receiver import OtlpReceiver
+from tests.waiting import eventually_sync
 
 CLIENT_TRACE, CLIENT_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 

@@ -10,6 +10,10 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
+from tests.support import TEST_SETTINGS
+from tests.telemetry.agents import chat
+from tests.telemetry.conftest import Spans, in_process
+from tests.waiting import eventually
 from tether.api import create_app
 from tether.api.settings import ApiSettings
 from tether.core.clock import ManualClock
@@ -20,11 +24,6 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.models import ModelResponse, ScriptedModel, ToolCall
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
-
-from ..support import TEST_SETTINGS
-from ..waiting import eventually
-from .agents import chat
-from .conftest import Spans, in_process
 
 WAIT = 15.0
 

@@ -5,7 +5,6 @@ one under --no-auth holding the demo scenario, which the screenshots show."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -14,12 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # whatever pytest's import mode, the helper module imports
-    sys.path.insert(0, str(HERE))
-
-from tests.serving import cli  # noqa: E402
-from uikit import CHROMIUM_ARGS, Server, chromium_or_skip, start_server  # noqa: E402
+from tests.serving import cli
+from tests.ui.uikit import CHROMIUM_ARGS, Server, chromium_or_skip, start_server
 
 #: Sessions of the owner whose list must stay fast.
 MANY = 10_000

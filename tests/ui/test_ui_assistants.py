@@ -7,8 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
+
 from tests.serving import cli
-from uikit import Server, created, log_in, start_server
+from tests.ui.uikit import Server, created, log_in, start_server
 
 pytestmark = pytest.mark.browser
 

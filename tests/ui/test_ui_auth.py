@@ -8,7 +8,8 @@ import re
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
-from uikit import Server, log_in, new_run, new_session, settled
+
+from tests.ui.uikit import Server, log_in, new_run, new_session, settled
 
 pytestmark = pytest.mark.browser
 
@@ -64,10 +65,10 @@ def test_forms_from_elsewhere_are_refused(page: Page, server: Server) -> None:
     with httpx.Client(cookies={"tether_session": token}) as browser_like:
         # The cookie alone is not enough: the page's token is missing.
         assert browser_like.post(close, data={}).status_code == 403
-        token = re.search(
+        csrf = re.search(
             r'name="csrf" value="([0-9a-f]+)"', browser_like.get(f"{server.url}/ui").text
         )
-        assert token is not None
+        assert csrf is not None
         foreign = browser_like.post(
             close, data={"csrf": token[1]}, headers={"Origin": "https://evil.example"}
         )

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
-from uikit import Server, screenshot_folder, settled
+
+from tests.ui.uikit import Server, screenshot_folder, settled
 
 pytestmark = pytest.mark.browser
 

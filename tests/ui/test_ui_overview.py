@@ -8,8 +8,17 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+
 from tests.serving import cli
-from uikit import Server, log_in, new_run, new_session, screenshot_folder, settled, start_server
+from tests.ui.uikit import (
+    Server,
+    log_in,
+    new_run,
+    new_session,
+    screenshot_folder,
+    settled,
+    start_server,
+)
 
 pytestmark = pytest.mark.browser
 

@@ -7,8 +7,9 @@ import json
 
 import pytest
 from playwright.sync_api import Page, expect
+
 from tests.serving import Proxy
-from uikit import Server, log_in, new_run, new_session, settled
+from tests.ui.uikit import Server, log_in, new_run, new_session, settled
 
 pytestmark = pytest.mark.browser
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-from uikit import Server, new_run, new_session, screenshot_folder, start_server
 
 import tether
+from tests.ui.uikit import Server, new_run, new_session, screenshot_folder, start_server
 from tether.core.status import RunStatus
+from tether.store.cursors import encode_cursor
 
 pytestmark = pytest.mark.browser
 
@@ -55,6 +56,9 @@ def test_runs_page_filters_pages_stuck_badges_and_screenshots(
     page.get_by_role("link", name="Next page →").click()
     expect(rows).to_have_count(ECHOES + 2 - 50)
     expect(rows.last).to_contain_text("Push the release")
+    expect(page.get_by_role("link", name="Next page →")).to_have_count(0)  # the last page
+    page.get_by_role("link", name="← First page").click()
+    expect(rows).to_have_count(50)
 
     page.goto(f"{no_worker.url}/ui/runs")
     page.get_by_label("Status").select_option("failed")
@@ -90,4 +94,8 @@ def test_an_empty_or_exhausted_filter_says_so(page: Page, no_worker: Server) -> 
     page.goto(f"{no_worker.url}/ui/runs?q=nothing-matches-this")
     expect(page.get_by_text("No runs match these filters.")).to_be_visible()
     page.goto(f"{no_worker.url}/ui/runs?status=bogus&period=forever")  # ignored, not an error
+    expect(page.locator("table.runs tbody tr").first).to_be_visible()
+    page.goto(f"{no_worker.url}/ui/runs?cursor={encode_cursor(0, '')}")  # before every run
+    expect(page.get_by_text("No more runs.")).to_be_visible()
+    page.get_by_role("link", name="← First page").click()
     expect(page.locator("table.runs tbody tr").first).to_be_visible()

@@ -8,15 +8,17 @@ from datetime import UTC, datetime
 
 import pytest
 from playwright.sync_api import Dialog, Page, expect
+
+from tests.ui.uikit import Server, log_in, new_run, new_session, settled
 from tests.waiting import eventually_sync
-from uikit import Server, log_in, new_run, new_session, settled
+from tether.store.cursors import encode_cursor
 
 pytestmark = pytest.mark.browser
 
 
 def test_a_session_shows_its_runs_in_order(page: Page, server: Server) -> None:
     session = new_session(
-        server, "alice", title="seed scenario", context={"workspace": "./calc"}, ttl_seconds=3600
+        server, "alice", title="seed scenario", project={"workspace": "./calc"}, ttl_seconds=3600
     )
     sid = session["id"]
     first = settled(server, "alice", new_run(server, "alice", sid, goal="Analyse")["id"])
@@ -44,7 +46,7 @@ def test_a_session_shows_its_runs_in_order(page: Page, server: Server) -> None:
     expect(runs.locator(".badge")).to_have_text(["completed", "failed", "cancelled"])
     expect(runs.nth(1).locator(".tl-error")).to_have_text("ValueError: no")
     expect(page.locator("#session-header")).to_contain_text("1 h")  # the TTL
-    expect(page.locator("#session-header")).to_contain_text('"workspace": "./calc"')
+    expect(page.locator("#session-project")).to_contain_text('"workspace": "./calc"')
     expect(page.locator("#conversation")).to_contain_text("hello")
     expect(page.locator("#conversation")).to_contain_text("echo: Analyse")
     expect(page.locator("#memory tr", has_text="python")).to_contain_text("3.9")
@@ -145,6 +147,12 @@ def test_ten_thousand_sessions_page_by_page(page: Page, server: Server) -> None:
     expect(rows.first).to_contain_text("bulk session 09999")
     page.get_by_role("link", name="Next page").click()
     expect(rows.first).to_contain_text("bulk session 09974")
+    page.get_by_role("link", name="← First page").click()
+    expect(rows.first).to_contain_text("bulk session 09999")
+    page.goto(f"{server.url}/ui?cursor={encode_cursor(0, '')}")  # past every session
+    expect(page.get_by_text("No more sessions.")).to_be_visible()
+    page.get_by_role("link", name="← First page").click()
+    expect(rows).to_have_count(25)
 
     page.get_by_label("Search").fill("session 00042")
     page.get_by_role("button", name="Filter").click()

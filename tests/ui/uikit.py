@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
+
 from tests.serving import Served, serve
 
 #: ``make screenshots`` names docs/images here, to refresh the pictures docs/ui.md shows.

@@ -37,8 +37,8 @@ def test_only_loopback_by_default() -> None:
     hosts = AllowedHosts()
     for header in ("localhost", "localhost:1", "127.0.0.1:8080", "127.200.0.9", "[::1]:80"):
         assert hosts.permits(header), header
-    for header in (None, "attacker.example", "localhost.attacker.example", "[::2]", "10.0.0.1"):
-        assert not hosts.permits(header), header
+    for bad in (None, "attacker.example", "localhost.attacker.example", "[::2]", "10.0.0.1"):
+        assert not hosts.permits(bad), bad
 
 
 def test_added_names_addresses_and_wildcards() -> None:

@@ -31,9 +31,9 @@ from tether.core.status import (
     StepStatus,
     sources_of,
 )
-from tether.store.sql.queries import load_queries
+from tether.store.sql.queries import Backend, load_queries
 
-BACKENDS = ("tether.store.sqlite", "tether.store.postgres")
+BACKENDS: tuple[Backend, ...] = ("sqlite", "postgres")
 #: The tables with a status column, and the enum of its values.
 ENUMS: dict[str, type[StrEnum]] = {
     "sessions": SessionStatus,
@@ -222,9 +222,9 @@ def transitions(queries: dict[str, str]) -> dict[str, Transition]:
     return {name: move for name, move in moves.items() if move is not None}
 
 
-@pytest.mark.parametrize("package", BACKENDS)
-def test_the_guards_of_each_backend_follow_the_transition_tables(package: str) -> None:
-    queries = load_queries(package)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_guards_of_each_backend_follow_the_transition_tables(backend: Backend) -> None:
+    queries = load_queries(backend)
     assert problems(queries) == []
     moves = transitions(queries)
     assert moves["cancel_run"] == Transition(

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from ..waiting import eventually, eventually_sync
+from tests.waiting import eventually, eventually_sync
 
 
 async def test_eventually_polls_sync_and_async_probes_until_truthy() -> None:

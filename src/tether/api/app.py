@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 DESCRIPTION = """\
 Durable Sessions and Runs for AI agents. A **session** is the long conversation (messages,
-context, session memory, tool history); a **run** is one task inside it with its own status,
+project, session memory, tool history); a **run** is one task inside it with its own status,
 times, steps and error. Send `Authorization: Bearer <api key>` (`tether keys create`).
 Errors are `application/problem+json` with a stable `code`; lists are
 `{"data": [...], "next_cursor": str|null}`.

@@ -7,7 +7,7 @@ models here describe them in the OpenAPI spec and are not used to build them.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -40,14 +40,47 @@ class _Request(BaseModel):
 
 # -- requests ---------------------------------------------------------------------------------
 
+_PROJECT = 'What the session works on, which every run starts from (e.g. {"workspace": "./calc"}).'
+_CONTEXT = "Deprecated: the former name of project (answered with a Deprecation header)."
 
-class SessionCreate(_Request):
+
+class _WithProject(_Request):
+    """A request body that sets a session's project, under its name or its former one."""
+
+    project: JsonObject | None = Field(default=None, description=_PROJECT)
+    context: JsonObject | None = Field(
+        default=None, description=_CONTEXT, json_schema_extra={"deprecated": True}
+    )
+
+    @model_validator(mode="after")
+    def _one_project(self) -> Self:
+        if {"project", "context"} <= self.model_fields_set and self.project != self.context:
+            raise PydanticCustomError(
+                "project_conflict",
+                "project and its deprecated name context disagree: give project only",
+            )
+        return self
+
+    @property
+    def uses_former_name(self) -> bool:
+        """True when the body names the project by its deprecated name, context."""
+        return "context" in self.model_fields_set
+
+    def project_change(self) -> dict[str, Any]:
+        """The project given, under project=, or nothing when the body gives none."""
+        given = self.model_fields_set
+        if "project" in given:
+            return {"project": self.project}
+        if "context" in given:
+            return {"project": self.context}
+        return {}
+
+
+class SessionCreate(_WithProject):
     #: A UUID chosen by the client (default: the server makes one).
     id: str | None = Field(default=None, max_length=64)
     title: str | None = Field(default=None, max_length=limits.MAX_TITLE)
     metadata: JsonObject | None = None
-    #: Project context every run starts from.
-    context: JsonObject | None = None
     #: Seconds without activity before the session expires (default 30 days); null = never.
     ttl_seconds: Whole | None = Field(default=None, ge=1, le=limits.MAX_TTL)
     #: The caller's own name for the session, unique among the caller's sessions.
@@ -59,10 +92,9 @@ class SessionCreate(_Request):
     if_exists: Literal["reject", "return"] = "reject"
 
 
-class SessionUpdate(_Request):
+class SessionUpdate(_WithProject):
     title: str | None = Field(default=None, max_length=limits.MAX_TITLE)
     metadata: JsonObject | None = None
-    context: JsonObject | None = None
     ttl_seconds: Whole | None = Field(default=None, ge=1, le=limits.MAX_TTL)
     #: null takes the key off the session.
     external_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_EXTERNAL_KEY)
@@ -207,7 +239,14 @@ class Session(BaseModel):
     last_activity_at: datetime
     ttl_seconds: int | None
     metadata: JsonObject
-    context: JsonObject
+    project: Annotated[JsonObject, Field(description=_PROJECT)]
+    #: The same object as project, under its former name.
+    context: Annotated[
+        JsonObject,
+        Field(
+            description="Deprecated: the same as project.", json_schema_extra={"deprecated": True}
+        ),
+    ]
     closed_at: datetime | None
     run_count: int
     usage: Usage

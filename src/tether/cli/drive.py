@@ -15,6 +15,8 @@ from tether.cli.app import (
     Target,
     console,
     data_of,
+    err_console,
+    fail,
     find_session,
     handles_errors,
     print_json,
@@ -82,7 +84,13 @@ def print_run(run: Run, json: bool) -> None:
 def sessions_create(
     target: Target,
     title: Annotated[str | None, typer.Option(help="A title for people.")] = None,
-    context: Annotated[str | None, typer.Option(help="The project context, a JSON object.")] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(help='What it works on, a JSON object (e.g. {"workspace": "./calc"}).'),
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option(hidden=True, help="Deprecated name of --project.")
+    ] = None,
     metadata: Annotated[str | None, typer.Option(help="Metadata, a JSON object.")] = None,
     ttl_seconds: Annotated[
         int | None, typer.Option(min=1, help="Expire after this long without activity.")
@@ -95,10 +103,15 @@ def sessions_create(
 ) -> None:
     """Open a session (a long conversation); prints its id."""
     fields: dict[str, Any] = {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds}
+    if context is not None:
+        if project is not None:
+            fail("give --project only (--context is its deprecated name)")
+        err_console.print("[yellow]warning:[/] --context is deprecated: use --project")
+        project = context
     with target.open() as tt:
         session = tt.sessions.create(
             title=title,
-            context=json_object("--context", context),
+            project=json_object("--project", project),
             metadata=json_object("--metadata", metadata),
             external_key=external_key,
             app=app_name,

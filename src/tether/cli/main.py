@@ -7,6 +7,7 @@ import math
 import os
 import shutil
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +17,7 @@ from rich.markup import escape
 
 from tether.cli import drive, durations, render
 from tether.cli.app import (
+    DEFAULT_OWNER,
     DbOption,
     JsonOption,
     KeyOption,
@@ -31,6 +33,7 @@ from tether.cli.app import (
     print_json,
     with_target,
 )
+from tether.cli.graphs import GraphOption, LangGraphConfigOption, register_graphs
 from tether.cli.keys import keys_app
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
@@ -115,20 +118,23 @@ def demo(
 
     if workspace is not None and workspace.exists():
         raise typer.BadParameter(f"{workspace} already exists", param_hint="--workspace")
-    project = copy_project(workspace)
+    # The demo's runs may use its own copy only: the root they are confined to is the copy
+    # given with --workspace, or a temporary folder holding it in the demo owner's folder
+    # (ROOT/OWNER/calc), where a database with API keys wants an owner's workspaces.
+    temp = None if workspace is not None else Path(tempfile.mkdtemp(prefix="tether-demo-"))
+    project = copy_project(workspace if temp is None else temp / DEFAULT_OWNER / "calc")
     try:
-        _play_demo(db, project, kept=workspace is not None, json=json)
+        _play_demo(db, project, root=temp or project, kept=temp is None, json=json)
     finally:
-        if workspace is None:  # the temporary folder copy_project made around the project
-            shutil.rmtree(project.parent, ignore_errors=True)
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
 
 
-def _play_demo(db: str, project: Path, *, kept: bool, json: bool) -> None:
+def _play_demo(db: str, project: Path, *, root: Path, kept: bool, json: bool) -> None:
     from tether.demo.scenario import play
 
     shown = redact_url(db)  # a PostgreSQL password is never printed
-    # The demo's own workspace is the only one its runs may use, whatever the database holds.
-    allowed = RuntimeSettings(workspace_roots=(str(project),))
+    allowed = RuntimeSettings(workspace_roots=(str(root),))
     with open_db(db, create=True, worker=True, settings=allowed) as tt:
         if not json:
             where = "" if kept else " (a temporary copy, removed at the end; --workspace keeps it)"
@@ -498,6 +504,8 @@ def worker(
         str | None,
         typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),
     ] = None,
+    graph: GraphOption = None,
+    langgraph_config: LangGraphConfigOption = None,
     log_format: LogFormatOption = "plain",
     otel: OtelOption = False,
     metrics_port: Annotated[
@@ -520,9 +528,10 @@ def worker(
     workspace_root: WorkspaceRootOption = None,
 ) -> None:
     """Execute runs from the database until SIGTERM (then drain gracefully). The worker takes
-    only runs of the agents it has (built-in ones and those of --agents)."""
+    only runs of the agents it has (built-in ones, those of --agents and the --graph graphs)."""
     from tether.cli.worker import MetricsEndpoint, serve_worker
 
+    register_graphs(graph, langgraph_config)
     grace = durations.grace(unroutable_after, option="--unroutable-after")
     roots = workspace_roots(workspace_root)
     start_observing(log_format, otel=otel)

@@ -15,6 +15,7 @@ from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli import durations
 from tether.cli.app import DbOption, UnroutableAfterOption, fail, finite, handles_errors
+from tether.cli.graphs import GraphOption, LangGraphConfigOption, register_graphs
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
 from tether.cli.roots import WorkspaceRootOption, announce, workspace_roots
@@ -140,6 +141,8 @@ def serve(
         str | None,
         typer.Option(envvar="TETHER_AGENTS", help="Comma-separated modules that register agents."),
     ] = None,
+    graph: GraphOption = None,
+    langgraph_config: LangGraphConfigOption = None,
     log_format: LogFormatOption = "plain",
     otel: OtelOption = False,
     metrics: Annotated[
@@ -204,6 +207,8 @@ def serve(
     from tether.config import import_agents, model_catalog
 
     import_agents(agents)
+    for name in register_graphs(graph, langgraph_config):
+        log.info("serving LangGraph graph %s", name)
     announce(log, roots)
 
     settings = ApiSettings(

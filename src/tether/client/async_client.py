@@ -25,6 +25,7 @@ from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime import limits
+from tether.runtime.renames import project_arg
 from tether.store.base import UNSET, Unset
 from tether.telemetry import trace_headers
 from tether.version import __version__
@@ -149,13 +150,15 @@ class AsyncClient:
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         session_id: str | None = None,
         external_key: str | None = None,
         app: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> Session:
-        body = _session_body(title, metadata, context, ttl_seconds, external_key, app)
+        project = project_arg(project, context)
+        body = _session_body(title, metadata, project, ttl_seconds, external_key, app)
         if session_id is not None:
             body["id"] = session_id
         return from_data(Session, await self.request("POST", "/v1/sessions", json=body))
@@ -166,11 +169,13 @@ class AsyncClient:
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         app: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> tuple[Session, bool]:
-        body = _session_body(title, metadata, context, ttl_seconds, external_key, app)
+        project = project_arg(project, context)
+        body = _session_body(title, metadata, project, ttl_seconds, external_key, app)
         body["if_exists"] = "return"
         status, answer = await self.exchange("POST", "/v1/sessions", json=body)
         return from_data(Session, answer), status == 201
@@ -217,15 +222,16 @@ class AsyncClient:
         *,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
     ) -> Session:
         given = {
             "title": title,
             "metadata": metadata,
-            "context": context,
+            "project": project_arg(project, context, absent=UNSET),
             "ttl_seconds": ttl_seconds,
             "external_key": external_key,
             "app": app,
@@ -543,7 +549,7 @@ if TYPE_CHECKING:
 def _session_body(
     title: str | None,
     metadata: dict[str, Any] | None,
-    context: dict[str, Any] | None,
+    project: dict[str, Any] | None,
     ttl_seconds: int | Unset | None,
     external_key: str | None,
     app: str | None,
@@ -551,7 +557,7 @@ def _session_body(
     given: dict[str, Any] = {
         "title": title,
         "metadata": metadata,
-        "context": context,
+        "project": project,
         "external_key": external_key,
         "app": app,
     }

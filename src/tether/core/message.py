@@ -7,6 +7,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+#: A message as stored, for readers that decode only what they need (framework adapters):
+#: (id, seq, role, content, metadata as JSON text, item as its exact JSON text or None); the
+#: content is "" when there is an item (the item is what such readers hand out), and the item
+#: None too when read without items.
+StoredMessage = tuple[str, int, str, str, str, str | None]
+
 
 class Role(StrEnum):
     """Who said it."""

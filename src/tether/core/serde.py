@@ -1,7 +1,9 @@
 """Plain-JSON forms of the core records, for storage payloads and the wire.
 
 ``to_data`` turns a record into JSON-ready dicts (times as ISO 8601 UTC, enums as their values);
-``from_data`` rebuilds a record from such a dict using the record's type hints.
+``from_data`` rebuilds a record from such a dict using the record's type hints. A record class may
+name former fields in ``RENAMED_FIELDS`` (old → new): ``to_data`` writes them beside the new ones,
+``from_data`` reads them when the new one is absent.
 """
 
 from __future__ import annotations
@@ -46,11 +48,14 @@ def _converter(cls: type) -> Callable[[Any], Any]:
     if dataclasses.is_dataclass(cls) and not issubclass(cls, type):
         names = tuple(f.name for f in dataclasses.fields(cls))
         with_total = issubclass(cls, Usage)
+        former = _renamed(cls)
 
         def record(value: Any) -> dict[str, Any]:
             out = {name: to_data(getattr(value, name)) for name in names}
             if with_total:
                 out["total_tokens"] = value.total_tokens
+            for old, new in former:
+                out[old] = out[new]
             return out
 
         return record
@@ -82,6 +87,15 @@ def _same(value: Any) -> Any:
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
+_RENAMED: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _renamed(cls: type) -> tuple[tuple[str, str], ...]:
+    """The (old, new) field names of cls's RENAMED_FIELDS."""
+    renamed = _RENAMED.get(cls)
+    if renamed is None:
+        renamed = _RENAMED[cls] = tuple(getattr(cls, "RENAMED_FIELDS", {}).items())
+    return renamed
 
 
 def _hints(cls: type) -> dict[str, Any]:
@@ -94,6 +108,9 @@ def _hints(cls: type) -> dict[str, Any]:
 def from_data(cls: type[T], data: dict[str, Any]) -> T:
     """Rebuild a record of type cls from what to_data produced (unknown keys are ignored)."""
     hints = _hints(cls)
+    former = _renamed(cls)
+    if former:
+        data = {**{new: data[old] for old, new in former if old in data}, **data}
     kwargs = {
         f.name: _convert(hints[f.name], data[f.name])
         for f in dataclasses.fields(cls)  # type: ignore[arg-type]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from tether.core.status import SessionStatus
 from tether.core.usage import ZERO_USAGE, Usage
@@ -15,7 +17,7 @@ DEFAULT_TTL_SECONDS = 30 * 24 * 3600
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A long conversation: messages, project context, memory and the tool history of its runs."""
+    """A long conversation: messages, its project, memory and the tool history of its runs."""
 
     id: str
     owner: str
@@ -28,8 +30,8 @@ class Session:
     #: Seconds without activity before the session expires; None = never.
     ttl_seconds: int | None = DEFAULT_TTL_SECONDS
     metadata: dict[str, Any] = field(default_factory=dict)
-    #: Project context every run starts from (e.g. the workspace).
-    context: dict[str, Any] = field(default_factory=dict)
+    #: What the session works on, which every run starts from (e.g. ``{"workspace": "./calc"}``).
+    project: dict[str, Any] = field(default_factory=dict)
     closed_at: datetime | None = None
     run_count: int = 0
     usage: Usage = ZERO_USAGE
@@ -38,6 +40,18 @@ class Session:
     external_key: str | None = None
     #: The application the session belongs to: its runs see that app's memory.
     app: str | None = None
+
+    #: Former field names (old → new): their plain-JSON forms carry both, and a form with only
+    #: the old one (stored before the rename, or from an older server) still reads.
+    RENAMED_FIELDS: ClassVar[Mapping[str, str]] = {"context": "project"}
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """Deprecated name of ``project`` ("context" is what a run starts from)."""
+        warnings.warn(
+            "Session.context is deprecated: use Session.project", DeprecationWarning, stacklevel=2
+        )
+        return self.project
 
     @property
     def expires_at(self) -> datetime | None:

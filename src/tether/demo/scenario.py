@@ -55,9 +55,9 @@ def play(
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     session = tt.sessions.create(
         title=SESSION_TITLE,
-        context={
+        project={
             "workspace": str(workspace),
-            "project": "calc",
+            "name": "calc",
             "test_command": "python -m unittest -v",
         },
         metadata={"source": "tether demo"},

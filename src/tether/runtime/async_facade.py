@@ -30,6 +30,7 @@ from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import field_values, page_size
 from tether.runtime.models.catalog import model_catalog
+from tether.runtime.renames import project_arg
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -136,16 +137,17 @@ class AsyncSessions:
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | None = None,
         app: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> AsyncSessionHandle:
         """Open a session (as ``tether.open(...).sessions.create``)."""
         session = await self._tt.backend.create_session(
             title=title,
             metadata=metadata,
-            context=context,
+            project=project_arg(project, context),
             ttl_seconds=ttl_seconds,
             external_key=external_key,
             app=app,
@@ -158,14 +160,20 @@ class AsyncSessions:
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         app: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> AsyncSessionHandle:
         """The session your external key names, created with the other fields if there is
         none; race-free across processes."""
         session, _ = await self._tt.backend.get_or_create_session(
-            key, title=title, metadata=metadata, context=context, ttl_seconds=ttl_seconds, app=app
+            key,
+            title=title,
+            metadata=metadata,
+            project=project_arg(project, context),
+            ttl_seconds=ttl_seconds,
+            app=app,
         )
         return _bind(AsyncSessionHandle, session, self._tt)
 
@@ -317,16 +325,17 @@ class AsyncSessionHandle(Session):
         *,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
     ) -> AsyncSessionHandle:
         session = await self._tt.backend.update_session(
             self.id,
             title=title,
             metadata=metadata,
-            context=context,
+            project=project_arg(project, context, absent=UNSET),
             ttl_seconds=ttl_seconds,
             external_key=external_key,
             app=app,

@@ -39,12 +39,15 @@ class Backend(Protocol):
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         session_id: str | None = None,
         external_key: str | None = None,
         app: str | None = None,
-    ) -> Session: ...
+        context: dict[str, Any] | None = None,
+    ) -> Session:
+        """Open a session; context is the deprecated name of project."""
+        ...
 
     async def get_or_create_session(
         self,
@@ -52,9 +55,10 @@ class Backend(Protocol):
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         app: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> tuple[Session, bool]: ...
 
     async def get_session(self, session_id: str) -> Session: ...
@@ -79,10 +83,11 @@ class Backend(Protocol):
         *,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
     ) -> Session: ...
 
     async def close_session(self, session_id: str) -> Session: ...

@@ -1,6 +1,6 @@
 """Confinement: where an agent's workspace tools may act.
 
-A run names its workspace (session context or input): caller text. It is resolved (symlinks
+A run names its workspace (session project or run input): caller text. It is resolved (symlinks
 too, no ``~``) and must lie inside a root the operator allows. With no roots configured, any
 workspace is allowed only while the database holds no active API key: the library, ``tether
 demo`` and ``tether serve --no-auth`` serve one local user, a server with keys serves others.
@@ -91,7 +91,7 @@ class Confinement:
         allowed."""
         if not isinstance(requested, str) or not requested.strip() or "\x00" in requested:
             raise WorkspaceNotAllowed(
-                "coder needs a workspace: set the session context {'workspace': '/path'} "
+                "coder needs a workspace: set the session's project {'workspace': '/path'} "
                 "or the run input {'workspace': '/path'}"
             )
         keyed = await self.keyed()

@@ -1,7 +1,7 @@
 """Assemble the context a run starts from, within a token budget, at a cost that does not grow
 with the length of the session.
 
-Parts, in order of priority: the project context, session memory, user memory, the memory of the
+Parts, in order of priority: the session's project, session memory, user memory, the memory of the
 session's app, summaries of earlier runs, recent tool calls, and the newest conversation messages
 that still fit (a tool call and its results are kept or dropped together; a message carrying a
 structured item reads as its role and text, a ``function_call`` item as a tool call and its
@@ -77,8 +77,8 @@ async def assemble_context(
     """The context the next run of session starts from (a JSON-ready dict). memory: the
     session's and the owner's memory when the caller has read them already (newest first)."""
     budget = _Budget(budget_tokens)
-    # The project context may take at most a quarter of the budget (about 4 characters a token).
-    project = _snip(session.context, budget_tokens) if session.context else {}
+    # The project may take at most a quarter of the budget (about 4 characters a token).
+    project = _snip(session.project, budget_tokens) if session.project else {}
     budget.take(project)
 
     part_cap = budget.used

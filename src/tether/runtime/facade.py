@@ -27,6 +27,7 @@ from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import RunHandle, SessionHandle, _all_pages, page_size
 from tether.runtime.loop_thread import CallerLoops, LoopThread
 from tether.runtime.models.catalog import model_catalog
+from tether.runtime.renames import project_arg
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -217,19 +218,22 @@ class Sessions:
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | None = None,
         app: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> SessionHandle:
-        """Open a session (TTL 30 days unless given; None = never expires). external_key is
-        your own name for it (unique among your sessions); app, the app whose memory its runs
-        share."""
+        """Open a session (TTL 30 days unless given; None = never expires). project is what
+        it works on, which every run starts from (e.g. ``{"workspace": "./calc"}``; context is
+        its deprecated name); external_key is your own name for it (unique among your
+        sessions); app, the app whose memory its runs share."""
+        project = project_arg(project, context)
         s = self._tt._call(
             self._tt._backend.create_session(
                 title=title,
                 metadata=metadata,
-                context=context,
+                project=project,
                 ttl_seconds=ttl_seconds,
                 external_key=external_key,
                 app=app,
@@ -243,18 +247,20 @@ class Sessions:
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         app: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> SessionHandle:
         """The session your external key names, created with the other fields if there is
         none; race-free across processes (two creating one key at once get one session)."""
+        project = project_arg(project, context)
         s, _ = self._tt._call(
             self._tt._backend.get_or_create_session(
                 key,
                 title=title,
                 metadata=metadata,
-                context=context,
+                project=project,
                 ttl_seconds=ttl_seconds,
                 app=app,
             )

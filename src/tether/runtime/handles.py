@@ -27,6 +27,7 @@ from tether.core.status import RunStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime import limits
 from tether.runtime.memory_views import AppMemory, RunMemory, SessionMemory
+from tether.runtime.renames import project_arg
 from tether.store.base import UNSET, Unset
 
 T = TypeVar("T")
@@ -146,18 +147,21 @@ class SessionHandle(Session):
         *,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
     ) -> SessionHandle:
-        """Change the given fields (None clears the external key or the app)."""
+        """Change the given fields (None clears the external key or the app; context is the
+        deprecated name of project)."""
+        project = project_arg(project, context, absent=UNSET)
         s = self._tt._call(
             self._tt._backend.update_session(
                 self.id,
                 title=title,
                 metadata=metadata,
-                context=context,
+                project=project,
                 ttl_seconds=ttl_seconds,
                 external_key=external_key,
                 app=app,

@@ -40,7 +40,7 @@ class ModelAgent:
     model: Model | None = None
     #: Model calls plus tool calls one run may make; past it the run fails.
     max_steps: int = DEFAULT_MAX_STEPS
-    #: Show the model the session's project context, memory and earlier runs.
+    #: Show the model the session's project, memory and earlier runs.
     with_context: bool = True
 
     def __post_init__(self) -> None:

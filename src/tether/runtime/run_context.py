@@ -25,7 +25,7 @@ from collections.abc import (
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.core.clock import Clock
 from tether.core.errors import ModelError, ReplayMismatch, UsageError
@@ -44,6 +44,9 @@ from tether.runtime.models.base import Model, ModelResponse, ToolCall, as_messag
 from tether.runtime.models.catalog import HOW_TO_CONFIGURE
 from tether.runtime.tools import Tool, ToolError, ToolRegistry
 from tether.store.base import Store
+
+if TYPE_CHECKING:
+    from tether.runtime.service import Service
 
 #: The name of the note steps ``RunContext.emit`` records (the run's custom stream events).
 CUSTOM_STEP = "custom"
@@ -333,6 +336,59 @@ class RunContext:
         if step.status is StepStatus.FAILED and step.error and step.error.type == "interrupted":
             return self._position, None  # interrupted by a crash, not a result: run it again
         return self._position, step
+
+    # -- agents that keep their own durable state ---------------------------------------------
+
+    def continue_after_recorded(self) -> list[Step]:
+        """For an agent that resumes from its own durable state (a LangGraph graph from its
+        checkpoint) rather than by replay: every later step is recorded after the steps
+        recorded before, none of which is replayed. The recorded steps, in order."""
+        recorded = [self._recorded[p] for p in sorted(self._recorded)]
+        self._position = max(self._recorded, default=0)
+        self._recorded = {}
+        return recorded
+
+    @property
+    def service(self) -> Service:
+        """The service of this run's owner, on the store the run is executed with."""
+        from tether.runtime.service import Service
+
+        return Service(self._store, clock=self._clock, owner=self.run.owner)
+
+    async def begin_step(self, kind: StepKind | str, name: str, input: Any = None) -> Step:
+        """Start a step at the next position (not replayed); end it with end_step. For work
+        whose start and end are seen apart (callbacks), possibly overlapping other steps."""
+        self._position += 1
+        return await self._store.start_step(
+            run_id=self.run.id,
+            worker_id=self.worker_id,
+            position=self._position,
+            kind=StepKind(kind),
+            name=name,
+            input=self._clean(input),
+            now=self._clock.now(),
+        )
+
+    async def end_step(
+        self,
+        step: Step,
+        *,
+        output: Any = None,
+        error: BaseException | None = None,
+        usage: Usage | None = None,
+    ) -> Step:
+        """Complete a step begun with begin_step (failed, when error is given)."""
+        if error is not None:
+            self.failed_step_id = step.id
+        return await self._store.finish_step(
+            step.id,
+            worker_id=self.worker_id,
+            status=StepStatus.COMPLETED if error is None else StepStatus.FAILED,
+            now=self._clock.now(),
+            output=None if error is not None else self._clean(output),
+            error=None if error is None else self._error(ErrorInfo.of(error, step_id=step.id)),
+            usage=usage,
+        )
 
     # -- steps ---------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from tether.core.errors import NotFound, UsageError
 from tether.core.event import TERMINAL_RUN_EVENTS, Event
 from tether.core.ids import is_id, new_id
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
-from tether.core.message import Message, NewMessage, Role
+from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity, IfBusy, Run, RunActivity, RunOptionFields, RunOptions
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
@@ -30,6 +30,7 @@ from tether.runtime.agent import AgentRegistry, default_registry
 from tether.runtime.context_assembly import assemble_context
 from tether.runtime.executor import ModelResolver
 from tether.runtime.instruments import Instruments, installed
+from tether.runtime.renames import project_arg
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import UNSET, SessionSort, Store, Unset
 from tether.store.changes import run_topic, session_topic
@@ -83,20 +84,22 @@ class Service:
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         session_id: str | None = None,
         external_key: str | None = None,
         app: str | None = None,
         temporary: bool = False,
+        context: dict[str, Any] | None = None,
     ) -> Session:
         """Open a new, active session (TTL: 30 days unless given; None = never expires).
         AlreadyExists when external_key already names another session of the owner.
-        temporary: a stateless run's (see runtime.stateless), deleted once its runs end."""
+        temporary: a stateless run's (see runtime.stateless), deleted once its runs end.
+        context is the deprecated name of project."""
         session = self._new_session(
             title,
             metadata,
-            context,
+            project_arg(project, context),
             ttl_seconds,
             session_id,
             limits.external_key(external_key),
@@ -110,9 +113,10 @@ class Service:
         *,
         title: str | None = None,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ttl_seconds: int | Unset | None = UNSET,
         app: str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> tuple[Session, bool]:
         """The owner's session named external_key, with False; else a new one with the other
         fields, with True. Race-free: of two callers (in any processes) creating one key at
@@ -121,7 +125,8 @@ class Service:
         key = limits.external_key(external_key)
         if key is None:
             raise UsageError("external_key is required")
-        session = self._new_session(title, metadata, context, ttl_seconds, None, key, app)
+        project = project_arg(project, context)
+        session = self._new_session(title, metadata, project, ttl_seconds, None, key, app)
         found, created = await self.store.get_or_create_session(session)
         return found.as_of(self.clock.now()), created
 
@@ -129,7 +134,7 @@ class Service:
         self,
         title: str | None,
         metadata: dict[str, Any] | None,
-        context: dict[str, Any] | None,
+        project: dict[str, Any] | None,
         ttl_seconds: int | Unset | None,
         session_id: str | None,
         external_key: str | None,
@@ -151,7 +156,7 @@ class Service:
             last_activity_at=now,
             ttl_seconds=DEFAULT_TTL_SECONDS if ttl_seconds is UNSET else limits.ttl(ttl_seconds),
             metadata=limits.mapping("metadata", metadata),
-            context=limits.mapping("context", context),
+            project=limits.mapping("project", project),
             external_key=external_key,
             app=limits.app(app),
         )
@@ -205,21 +210,23 @@ class Service:
         *,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
+        context: dict[str, Any] | Unset = UNSET,
     ) -> Session:
-        """Change title, metadata, context, TTL, external key or app of an active session
+        """Change title, metadata, project, TTL, external key or app of an active session
         (None clears the key or the app). AlreadyExists when external_key names another
-        session of the owner."""
+        session of the owner. context is the deprecated name of project."""
+        project = project_arg(project, context, absent=UNSET)
         return await self.store.update_session(
             session_id,
             owner=self.owner,
             now=self.clock.now(),
             title=title if title is UNSET else limits.title(title),
             metadata=metadata if metadata is UNSET else limits.mapping("metadata", metadata),
-            context=context if context is UNSET else limits.mapping("context", context),
+            project=project if project is UNSET else limits.mapping("project", project),
             ttl_seconds=ttl_seconds if ttl_seconds is UNSET else limits.ttl(ttl_seconds),
             external_key=(
                 external_key if external_key is UNSET else limits.external_key(external_key)
@@ -263,21 +270,24 @@ class Service:
         self,
         *,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | str | None = None,
         sort: SessionSort = "created_at",
         descending: bool = True,
         limit: int = 10,
         offset: int = 0,
+        context: dict[str, Any] | None = None,
     ) -> list[Session]:
-        """The owner's sessions whose metadata and context have the given top-level values,
+        """The owner's sessions whose metadata and project have the given top-level values,
         among ids (when given), whose runs are doing `activity`; sorted by `sort` and paged by
-        limit and offset in the database (only the page is read)."""
+        limit and offset in the database (only the page is read). context is the deprecated
+        name of project."""
         now = self.clock.now()
+        project = project_arg(project, context)
         found = await self.store.search_sessions(
             owner=self.owner,
-            **self._search(metadata, context, ids, activity),
+            **self._search(metadata, project, ids, activity),
             sort=_sort(sort),
             descending=bool(descending),
             limit=limits.page_size(limit),
@@ -289,19 +299,21 @@ class Service:
         self,
         *,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | str | None = None,
+        context: dict[str, Any] | None = None,
     ) -> int:
         """How many sessions search_sessions finds, counted by the database."""
+        project = project_arg(project, context)
         return await self.store.count_sessions(
-            owner=self.owner, **self._search(metadata, context, ids, activity)
+            owner=self.owner, **self._search(metadata, project, ids, activity)
         )
 
     def _search(
         self,
         metadata: dict[str, Any] | None,
-        context: dict[str, Any] | None,
+        project: dict[str, Any] | None,
         ids: Sequence[str] | None,
         activity: Activity | str | None,
     ) -> dict[str, Any]:
@@ -309,7 +321,7 @@ class Service:
             raise UsageError("ids must be session ids")
         return {
             "metadata": limits.mapping("metadata", metadata) or None,
-            "context": limits.mapping("context", context) or None,
+            "project": limits.mapping("project", project) or None,
             "ids": None if ids is None else list(ids),
             "activity": limits.enum(Activity, activity, "activity"),
         }
@@ -400,6 +412,21 @@ class Service:
             await self.get_session(session_id)  # an unknown (or another owner's) session
         data = rows[:size]
         return Page(data, encode_cursor(data[-1].seq) if len(rows) > size else None)
+
+    async def stored_messages(
+        self, session_id: str, *, limit: int, before_seq: int | None = None, items: bool = True
+    ) -> list[StoredMessage]:
+        """The newest limit messages (before before_seq), newest first, as stored (JSON as
+        text; items only when items): the fast read of framework adapters, which decode only
+        what they hand out."""
+        size = limits.page_size(limit)
+        before = None if before_seq is None else limits.seq("before_seq", before_seq)
+        rows = await self.store.stored_messages(
+            session_id, owner=self.owner, limit=size, before_seq=before, items=items
+        )
+        if not rows and before is None:
+            await self.get_session(session_id)  # an unknown (or another owner's) session
+        return rows
 
     async def pop_message(self, session_id: str) -> Message | None:
         """Take the newest message out of the conversation (recorded as message.removed; the

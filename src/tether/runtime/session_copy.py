@@ -1,8 +1,10 @@
-"""Copying a session: a new session with the same title, metadata, context, TTL, app,
+"""Copying a session: a new session with the same title, metadata, project, TTL, app,
 conversation, session memory and graph checkpoints, recording the one it came from
 (``metadata["copied_from"]``). Runs stay with the original: they are its history."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from tether.core.message import NewMessage
 from tether.core.session import Session
@@ -13,14 +15,16 @@ from tether.runtime.service import Service
 COPIED_FROM = "copied_from"
 
 
-async def copy_session(svc: Service, session_id: str) -> Session:
-    """A copy of the session (which may be closed or expired: the copy is active). If the
-    copy cannot be completed, nothing of it is left."""
+async def copy_session(
+    svc: Service, session_id: str, *, metadata: dict[str, Any] | None = None
+) -> Session:
+    """A copy of the session (which may be closed or expired: the copy is active), with
+    metadata over the original's. If the copy cannot be completed, nothing of it is left."""
     source = await svc.get_session(session_id)
     copy = await svc.create_session(
         title=source.title,
-        metadata={**source.metadata, COPIED_FROM: source.id},
-        context=source.context,
+        metadata={**source.metadata, **(metadata or {}), COPIED_FROM: source.id},
+        project=source.project,
         ttl_seconds=source.ttl_seconds,
         app=source.app,
     )

@@ -11,7 +11,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import pydantic
 
@@ -114,6 +114,20 @@ def _without_nul(value: Any) -> Any:
     return value
 
 
+@overload
+def tool(fn: Callable[..., Any]) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_approval: bool = False,
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     *,
@@ -121,7 +135,7 @@ def tool(
     description: str | None = None,
     needs_approval: bool = False,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a Tool from a typed function (usable as ``@tool`` or ``@tool(name=…)``)."""
 
     def build(func: Callable[..., Any]) -> Tool:

@@ -24,7 +24,7 @@ from tether.core.api_key import ApiKey
 from tether.core.assistant import Assistant
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
-from tether.core.message import Message, NewMessage, Role
+from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
 from tether.core.session import Session
@@ -136,7 +136,7 @@ class Store(Protocol):
         *,
         owner: str,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | None = None,
         sort: SessionSort = "created_at",
@@ -144,7 +144,7 @@ class Store(Protocol):
         limit: int = 10,
         offset: int = 0,
     ) -> list[Session]:
-        """Sessions of owner whose metadata and context match the given top-level keys exactly,
+        """Sessions of owner whose metadata and project match the given top-level keys exactly,
         among ids (when given), whose runs are doing `activity`; sorted by `sort` (ties by id,
         in the same direction) and paged by limit and offset, all in the database."""
 
@@ -153,7 +153,7 @@ class Store(Protocol):
         *,
         owner: str,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | None = None,
     ) -> int:
@@ -167,12 +167,13 @@ class Store(Protocol):
         now: datetime,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
     ) -> Session:
-        """Change the given fields of an active session (+ session.updated). Not activity:
+        """Change the given fields of an active session (+ session.updated, whose changed
+        names project also by its former name, context). Not activity:
         last_activity_at (and so expiry) stays as it was. AlreadyExists when external_key is
         another session's of the owner."""
 
@@ -230,6 +231,20 @@ class Store(Protocol):
         """The conversation by seq: messages not removed (with include_removed, all of them).
         Cost depends on limit, not on the length of the conversation nor on how much of it was
         cleared. Another owner's session reads as empty."""
+
+    async def stored_messages(
+        self,
+        session_id: str,
+        *,
+        owner: str | None,
+        limit: int,
+        before_seq: int | None = None,
+        items: bool = True,
+    ) -> list[StoredMessage]:
+        """The newest limit messages of the conversation (before before_seq), newest first, as
+        stored: items and metadata as JSON text, decoded by the caller, the content only of a
+        message without an item; no items at all (None) unless items. One indexed read; the
+        same messages list_messages gives. Another owner's session reads as empty."""
 
     async def pop_message(
         self, session_id: str, *, owner: str | None, now: datetime
@@ -525,6 +540,13 @@ class Store(Protocol):
     ) -> dict[str, list[MemoryItem]]:
         """The session memory (every namespace) of each of owner's sessions given that has
         any, in one read; items newest-updated first."""
+
+    async def layered_memory(
+        self, session_id: str, *, owner: str, app: str, user_namespace: tuple[str, ...]
+    ) -> list[MemoryItem]:
+        """What a session of owner's app sees, in one read: the session's memory (every
+        namespace), the app memory of app (its root namespace) and the owner's user memory in
+        user_namespace exactly; each item once, by scope."""
 
     async def delete_memory(
         self,

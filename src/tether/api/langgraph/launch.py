@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tether.api.langgraph import graphs
 from tether.api.langgraph.assistants import resolve
 from tether.api.langgraph.options import (
+    STREAM_MODES,
     check_keys,
     obj,
     one_of,
@@ -27,6 +29,7 @@ from tether.core.ids import made_at
 from tether.core.run import Run, RunOptions
 from tether.core.status import RUN_UNFINISHED, RunStatus
 from tether.runtime import assistants, limits, stateless
+from tether.runtime.graphs import GRAPH_STREAM_MODES, graph_agent
 from tether.runtime.service import Service
 
 #: Keys of a run request tether honours (or accepts as the client's defaults).
@@ -64,6 +67,8 @@ REFUSED = {
     "langsmith_tracer": "tether does not trace to LangSmith",
 }
 _NO_RESUME = object()
+#: Refused options a served graph's run honours.
+_BREAKPOINTS = ("interrupt_before", "interrupt_after")
 
 
 @dataclass
@@ -86,6 +91,8 @@ class RunRequest:
     on_completion: str | None = None
     #: The stored assistant the run uses (None: a registered agent's default assistant).
     assistant: Assistant | None = None
+    #: The agent is a served graph: its input is the graph's, its state its checkpoints.
+    graph: bool = False
 
     @property
     def resuming(self) -> bool:
@@ -115,17 +122,20 @@ class RunRequest:
 async def parse(body: Any, svc: Service) -> RunRequest:
     """Check a run request; 422 naming the first option that is wrong or not provided."""
     request = obj(body)
-    for key, why in REFUSED.items():
-        if request.get(key) not in (None, [], ""):
-            raise refuse(f"body.{key}", why)
-    check_keys("body", request, ACCEPTED | set(REFUSED))
     assistant_id = opt_str(request, "assistant_id")
     if not assistant_id:
         raise UsageError("body.assistant_id is required: an agent name (or its assistant id)")
     agent, stored = await resolve(svc, assistant_id)
-    if opt_bool(request, "stream_subgraphs"):
+    graph = graph_agent(svc.agents, agent) is not None
+    for key, why in REFUSED.items():
+        if request.get(key) not in (None, [], "") and not (graph and key in _BREAKPOINTS):
+            raise refuse(f"body.{key}", why)
+    check_keys("body", request, ACCEPTED | set(REFUSED))
+    subgraphs = bool(opt_bool(request, "stream_subgraphs"))
+    if subgraphs and not graph:
         raise refuse("body.stream_subgraphs", "tether agents have no subgraphs")
-    modes = tuple(stream_modes(request.get("stream_mode"))) or ("values",)
+    served = GRAPH_STREAM_MODES if graph else STREAM_MODES
+    modes = tuple(stream_modes(request.get("stream_mode"), served=served)) or ("values",)
     config = opt_dict(request, "config")
     configurable = opt_dict(config or {}, "configurable", "body.config") or {}
     for key in ("checkpoint_id", "checkpoint_ns"):
@@ -139,21 +149,13 @@ async def parse(body: Any, svc: Service) -> RunRequest:
     if input_ is not None and not isinstance(input_, dict):
         raise UsageError("body.input must be a JSON object (the run's input state)")
     resume = _resume(request, input_)
-    after = request.get("after_seconds")
-    if after is not None and (
-        isinstance(after, bool) or not isinstance(after, int | float) or after < 0
-    ):
-        raise UsageError("body.after_seconds must be a number of seconds, 0 or more")
-    feedback = request.get("feedback_keys")
-    if feedback is not None and (
-        not isinstance(feedback, list) or not all(isinstance(k, str) for k in feedback)
-    ):
-        raise UsageError("body.feedback_keys must be a list of strings")
+    after = _after_seconds(request)
+    feedback = _feedback_keys(request)
     kwargs: dict[str, Any] = {
         "config": config or {},
         "context": context or {},
         "stream_mode": list(modes),
-        "stream_subgraphs": False,
+        "stream_subgraphs": subgraphs,
         "stream_resumable": bool(opt_bool(request, "stream_resumable")),
         "durability": one_of(
             request.get("durability") or "async", ("sync", "async", "exit"), "body.durability"
@@ -162,6 +164,9 @@ async def parse(body: Any, svc: Service) -> RunRequest:
     if stored is not None:  # the run's own config and context over the assistant's
         kwargs["config"] = {**stored.config, **kwargs["config"]}
         kwargs["context"] = {**stored.context, **kwargs["context"]}
+    for key in _BREAKPOINTS:
+        if graph and request.get(key):
+            kwargs[key] = _breakpoints(request[key], f"body.{key}")
     opt_bool(request, "checkpoint_during")
     opt_bool(request, "strict_resume")
     if feedback:
@@ -191,7 +196,33 @@ async def parse(body: Any, svc: Service) -> RunRequest:
         kwargs=kwargs,
         on_completion=on_completion,
         assistant=stored,
+        graph=graph,
     )
+
+
+def _after_seconds(request: dict[str, Any]) -> Any:
+    after = request.get("after_seconds")
+    if after is not None and (
+        isinstance(after, bool) or not isinstance(after, int | float) or after < 0
+    ):
+        raise UsageError("body.after_seconds must be a number of seconds, 0 or more")
+    return after
+
+
+def _feedback_keys(request: dict[str, Any]) -> Any:
+    feedback = request.get("feedback_keys")
+    if feedback is not None and (
+        not isinstance(feedback, list) or not all(isinstance(k, str) for k in feedback)
+    ):
+        raise UsageError("body.feedback_keys must be a list of strings")
+    return feedback
+
+
+def _breakpoints(value: Any, field: str) -> str | list[str]:
+    """A graph run's interrupt_before/after: "*" or node names."""
+    if value == "*" or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return value  # type: ignore[no-any-return]
+    raise UsageError(f'{field} must be "*" or a list of node names')
 
 
 def _resume(request: dict[str, Any], input_: Any) -> Any:
@@ -218,7 +249,11 @@ def goal_of(input_: dict[str, Any] | None, agent: str) -> str:
     text = data.get("goal") if isinstance(data.get("goal"), str) else data.get("text")
     if not isinstance(text, str) or not text.strip():
         text = ""
-        for role, content, _ in reversed(input_messages(data.get("messages"), "", "input")):
+        try:
+            given = input_messages(data.get("messages"), "", "input")
+        except UsageError:  # (a graph's input is the graph's to check)
+            given = []
+        for role, content, _ in reversed(given):
             if role.value == "user" and content.strip():
                 text = content
                 break
@@ -254,8 +289,9 @@ async def start_stateless(svc: Service, req: RunRequest) -> Run:
             "a run without a thread (stateless) has nothing waiting to resume: body.command."
             "resume answers a waiting run of a thread, so give the thread's id"
         )
-    field = "body.input.messages"
-    messages = input_messages((req.input or {}).get("messages"), field, "input")
+    messages = []
+    if not req.graph:  # (a graph's messages join the conversation through its checkpoints)
+        messages = input_messages((req.input or {}).get("messages"), "body.input.messages", "input")
     req.kwargs.setdefault("on_completion", "delete")
     return await stateless.start(
         svc,
@@ -276,9 +312,13 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
     await ensure_thread(svc, thread_id, req.create_thread)
     if req.resuming:
         return await _resume_waiting(svc, thread_id, req.resume)
+    if req.graph and req.input is None and await _at_breakpoint(svc, thread_id):
+        return await _resume_waiting(svc, thread_id, None)  # LangGraph: no input goes on
     field = "body.input.messages"
-    messages = input_messages((req.input or {}).get("messages"), field, "input")
-    messages = await unseen(svc, thread_id, messages, field)
+    messages = []
+    if not req.graph:  # (a graph's messages join the conversation through its checkpoints)
+        messages = input_messages((req.input or {}).get("messages"), field, "input")
+        messages = await unseen(svc, thread_id, messages, field)
     cut_off: list[str] = []
     if req.multitask == "rollback":
         for status in RUN_UNFINISHED:
@@ -300,11 +340,17 @@ async def start(svc: Service, thread_id: str, req: RunRequest) -> tuple[Run, int
     return run, 0
 
 
+async def _at_breakpoint(svc: Service, thread_id: str) -> bool:
+    """Whether a graph's run of the thread waits at a breakpoint (interrupt_before/after)."""
+    page = await svc.list_runs(thread_id, status=RunStatus.WAITING, limit=1)
+    return bool(page.data) and "breakpoint" in (page.data[0].waiting_for or {})
+
+
 async def roll_back(svc: Service, run_id: str) -> None:
     """Remove a run interrupted by a rollback, with everything it wrote."""
     try:
         if (await svc.get_run(run_id)).status is RunStatus.CANCELLED:
-            await svc.delete_run(run_id)
+            await graphs.delete_run(svc, run_id)
     except (NotFound, Conflict):
         pass
 

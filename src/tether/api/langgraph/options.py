@@ -104,8 +104,11 @@ def page(body: Mapping[str, Any], *, default_limit: int, where: str = "body") ->
     return limit, offset
 
 
-def stream_modes(value: Any, field: str = "body.stream_mode") -> list[str]:
-    """The stream modes asked for (a string or a list; empty values are ignored), checked."""
+def stream_modes(
+    value: Any, field: str = "body.stream_mode", served: tuple[str, ...] = STREAM_MODES
+) -> list[str]:
+    """The stream modes asked for (a string or a list; empty values are ignored), checked
+    against those served (a graph's runs serve more than a tether agent's)."""
     if value is None:
         return []
     modes = [value] if isinstance(value, str) else value
@@ -115,14 +118,14 @@ def stream_modes(value: Any, field: str = "body.stream_mode") -> list[str]:
     for mode in modes:
         if not mode or mode in chosen:
             continue
-        if mode in _OTHER_MODES:
+        if mode in _OTHER_MODES and mode not in served:
             raise refuse(
                 f"{field} {mode!r}",
-                f"tether streams {', '.join(STREAM_MODES)}",
+                f"tether streams {', '.join(served)} for this assistant",
             )
-        if mode not in STREAM_MODES:
+        if mode not in served:
             raise UsageError(
-                f"{field} {mode!r} is not a stream mode (tether streams {', '.join(STREAM_MODES)})"
+                f"{field} {mode!r} is not a stream mode (tether streams {', '.join(served)})"
             )
         chosen.append(mode)
     return chosen

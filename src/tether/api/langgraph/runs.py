@@ -11,8 +11,8 @@ from fastapi import APIRouter, Body, Header, Query, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tether.api.auth import Owned, key_alive
-from tether.api.langgraph import launch, stream
-from tether.api.langgraph.options import check_keys, obj, one_of, refuse, stream_modes
+from tether.api.langgraph import graphs, launch, stream
+from tether.api.langgraph.options import STREAM_MODES, check_keys, obj, one_of, refuse, stream_modes
 from tether.api.langgraph.shapes import (
     RUN_FIELDS,
     RUN_STATUS,
@@ -27,6 +27,7 @@ from tether.core.errors import InvalidTransition, NotFound, UsageError
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.runtime import stateless
+from tether.runtime.graphs import GRAPH_STREAM_MODES, graph_agent
 from tether.runtime.service import Service
 
 router = APIRouter(tags=["langgraph"], include_in_schema=False)
@@ -65,12 +66,18 @@ async def result_of(svc: Service, run: Run) -> dict[str, Any]:
     ``__interrupt__`` while it waits for a person), or ``__error__`` if it failed."""
     if run.status in (RunStatus.FAILED, RunStatus.TIMED_OUT):
         return {"__error__": run_error(run)}
+    graph = graph_agent(svc.agents, run.agent)
+    if graph is not None:
+        state = await graph.get_state(svc, run.session_id, checkpoint_id=None, subgraphs=False)
+        if run.status is RunStatus.WAITING:
+            return {**state["values"], "__interrupt__": state["interrupts"]}
+        return dict(state["values"])
     session = await svc.get_session(run.session_id)
     conversation = Conversation(svc, run.session_id)
     if run.status is RunStatus.WAITING:
-        values = values_of(session.context, await conversation.as_of())
+        values = values_of(session.project, await conversation.as_of())
         return {**values, "__interrupt__": [interrupt_of(run)]}
-    return values_of(session.context, await conversation.as_of(run.ended_at))
+    return values_of(session.project, await conversation.as_of(run.ended_at))
 
 
 def _outcome(request: Request, svc: Service, run: Run) -> StreamingResponse:
@@ -204,7 +211,7 @@ async def get_run(svc: Owned, thread_id: str, run_id: str) -> Response:
 async def delete_run(svc: Owned, thread_id: str, run_id: str) -> Response:
     """Remove a finished run and what it wrote (409 while it is unfinished: cancel it first)."""
     await _run_in(svc, thread_id, run_id)
-    await svc.delete_run(run_id)
+    await graphs.delete_run(svc, run_id)
     return Response(status_code=204)
 
 
@@ -228,8 +235,9 @@ async def join_stream(
     run = await _run_in(svc, thread_id, run_id)
     after = stream.parse_last_event_id(last_event_id)
     kwargs = lg_info(run).get("kwargs") or {}
-    modes = stream_modes(stream_mode, "query.stream_mode") or stream_modes(
-        kwargs.get("stream_mode")
+    served = GRAPH_STREAM_MODES if graph_agent(svc.agents, run.agent) else STREAM_MODES
+    modes = stream_modes(stream_mode, "query.stream_mode", served) or stream_modes(
+        kwargs.get("stream_mode"), served=served
     )
     plan = stream.Plan(
         run=run,
@@ -298,7 +306,7 @@ async def cancel_run(
             raise
         run = await svc.get_run(run_id)  # already stopped: cancelling it changes nothing
     if action == "rollback":
-        await svc.delete_run(run_id)
+        await graphs.delete_run(svc, run_id)
     if not wait:
         return Response(status_code=202)
     if action == "rollback":

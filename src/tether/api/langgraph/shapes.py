@@ -218,6 +218,8 @@ def interrupt_of(run: Run | RunSummary) -> dict[str, Any]:
     """What a waiting run waits for, as a LangGraph Interrupt: its prompt (or, for an approval,
     everything it asks about) as the value; the waiting step's id as the interrupt id."""
     waiting = dict(run.waiting_for or {})
+    if "interrupt_id" in waiting:  # a served graph's interrupt()
+        return {"value": waiting.get("value"), "id": waiting["interrupt_id"]}
     step_id = waiting.pop("step_id", None)
     value: Any = waiting
     if waiting.get("kind") == "input" and set(waiting) <= {"kind", "prompt"}:

@@ -1,10 +1,10 @@
-"""A thread's state: its values (context + conversation), its status (from its runs) and its
+"""A thread's state: its values (project + conversation), its status (from its runs) and its
 checkpoints, read from the session's event log.
 
 A checkpoint is every event that changes what a thread holds: a run's input (``run.created``,
 source ``input``), each step a run finishes (source ``loop``), a run starting to wait for a
-person (``loop``, with its interrupt), and a message or context written outside a run
-(``update``). Its values are the context as of it and the conversation up to its moment.
+person (``loop``, with its interrupt), and a message or project written outside a run
+(``update``). Its values are the project as of it and the conversation up to its moment.
 """
 
 from __future__ import annotations
@@ -56,16 +56,16 @@ class Conversation:
         return [m for m in self.messages if moment is None or m.created_at <= moment]
 
 
-def values_of(context: dict[str, Any], messages: list[Message]) -> dict[str, Any]:
-    """A thread's values: the session's context, and its conversation as ``messages``."""
-    values = dict(context)
+def values_of(project: dict[str, Any], messages: list[Message]) -> dict[str, Any]:
+    """A thread's values: the session's project, and its conversation as ``messages``."""
+    values = dict(project)
     if messages:
         values["messages"] = [lc_message(m) for m in messages]
     return values
 
 
 async def current_values(svc: Service, session: Session) -> dict[str, Any]:
-    return values_of(session.context, await svc.conversation(session.id))
+    return values_of(session.project, await svc.conversation(session.id))
 
 
 async def unseen(
@@ -162,7 +162,7 @@ class Checkpoint:
     moment: datetime
     source: str
     step: int
-    context: dict[str, Any]
+    project: dict[str, Any]
     run_id: str | None = None
     writes: dict[str, Any] | None = None
     waiting: Run | RunSummary | None = None
@@ -190,7 +190,7 @@ async def checkpoints(svc: Service, session_id: str) -> list[Checkpoint]:
     """Every checkpoint of the thread, oldest first (one pass over its event log; the inputs and
     metadata of its runs, which run events do not carry, from one read of its runs)."""
     found: list[Checkpoint] = []
-    context: dict[str, Any] = {}
+    project: dict[str, Any] = {}
     pending: dict[str, list[Message]] = defaultdict(list)
     steps: dict[str, int] = {}
     after = 0
@@ -198,21 +198,23 @@ async def checkpoints(svc: Service, session_id: str) -> list[Checkpoint]:
         events = await svc.list_events(session_id=session_id, after_id=after, limit=_PAGE)
         for event in events:
             after = event.id
-            made = _checkpoint(event, context, pending, steps, found)
+            made = _checkpoint(event, project, pending, steps, found)
             if made is not None:
                 made.id = _checkpoint_id(session_id, event)
                 found.append(made)
             if event.type in (EventType.SESSION_CREATED, EventType.SESSION_UPDATED):
-                context = dict(event.session.context)
-                if event.type == EventType.SESSION_UPDATED and "context" in event.changed:
+                project = dict(event.session.project)
+                # Events written before the rename name the project "context" only.
+                changed = {"project", "context"} & set(event.changed)
+                if event.type == EventType.SESSION_UPDATED and changed:
                     found.append(
                         Checkpoint(
                             id=_checkpoint_id(session_id, event),
                             moment=event.created_at,
                             source="update",
                             step=_next_step(found),
-                            context=context,
-                            writes={"__update__": {"context": context}},
+                            project=project,
+                            writes={"__update__": {"project": project}},
                         )
                     )
         if len(events) < _PAGE:
@@ -256,7 +258,7 @@ def _next_step(found: list[Checkpoint]) -> int:
 
 def _checkpoint(
     event: Event,
-    context: dict[str, Any],
+    project: dict[str, Any],
     pending: dict[str, list[Message]],
     steps: dict[str, int],
     found: list[Checkpoint],
@@ -271,7 +273,7 @@ def _checkpoint(
                 moment=event.created_at,
                 source="update",
                 step=_next_step(found),
-                context=context,
+                project=project,
                 writes={node: {"messages": [lc_message(message)]}},
             )
         if is_run_output(message):
@@ -284,7 +286,7 @@ def _checkpoint(
             moment=event.created_at,
             source="input",
             step=-1,
-            context=context,
+            project=project,
             run_id=event.run_id,
         )
     if kind in STEP_END_EVENTS and event.run_id is not None:
@@ -295,7 +297,7 @@ def _checkpoint(
             moment=event.created_at,
             source="loop",
             step=steps[event.run_id],
-            context=context,
+            project=project,
             run_id=event.run_id,
             writes={step.name: step_update(step, pending.pop(event.run_id, []))},
         )
@@ -305,7 +307,7 @@ def _checkpoint(
             moment=event.created_at,
             source="loop",
             step=steps.get(event.run_id, -1) + 1,
-            context=context,
+            project=project,
             run_id=event.run_id,
             waiting=event.run,
         )
@@ -424,14 +426,14 @@ class States:
         """The index-th newest state (0: the current one)."""
         session = self._session
         if not self._found:
-            values = values_of(session.context, self._messages)
+            values = values_of(session.project, self._messages)
             return state_dict(session.id, None, None, values, self._now_waiting)
         position = len(self._found) - 1 - index
         checkpoint = self._found[position]
         parent = self._found[position - 1] if position > 0 else None
         messages = [m for m in self._messages if m.created_at <= checkpoint.moment]
         waiting = self._now_waiting if index == 0 else checkpoint.waiting
-        values = values_of(checkpoint.context, messages)
+        values = values_of(checkpoint.project, messages)
         return state_dict(session.id, checkpoint, parent, values, waiting)
 
 

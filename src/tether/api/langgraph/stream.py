@@ -29,7 +29,8 @@ from typing import Any
 
 import anyio
 
-from tether.api.langgraph.options import stream_modes
+from tether.api.langgraph.graphs import GraphParts
+from tether.api.langgraph.options import STREAM_MODES, stream_modes
 from tether.api.langgraph.shapes import (
     interrupt_of,
     is_run_output,
@@ -44,6 +45,7 @@ from tether.core.message import Message
 from tether.core.run import Run
 from tether.core.status import RunStatus
 from tether.core.step import Step, StepKind
+from tether.runtime.graphs import GRAPH_STREAM_MODES, graph_agent
 from tether.runtime.run_context import CUSTOM_STEP
 from tether.runtime.service import Service
 from tether.runtime.sse import Alive, Recheck
@@ -96,14 +98,18 @@ class _Translator:
         self.svc = svc
         self.run = run
         self.modes = modes
+        #: A served graph's run streams the parts the graph produced.
+        subgraphs = bool((lg_info(run).get("kwargs") or {}).get("stream_subgraphs"))
+        served = graph_agent(svc.agents, run.agent) is not None
+        self.graph = GraphParts(modes, subgraphs) if served else None
         self.conversation = Conversation(svc, run.session_id)
-        self.context: dict[str, Any] | None = None
+        self.project: dict[str, Any] | None = None
         self.pending: list[Message] = []
 
     async def values_at(self, event: Event) -> dict[str, Any]:
-        if self.context is None:
-            self.context = (await self.svc.get_session(self.run.session_id)).context
-        return values_of(self.context, await self.conversation.as_of(event.created_at))
+        if self.project is None:
+            self.project = (await self.svc.get_session(self.run.session_id)).project
+        return values_of(self.project, await self.conversation.as_of(event.created_at))
 
     def _meta(self, message: Message) -> dict[str, Any]:
         return {
@@ -115,6 +121,8 @@ class _Translator:
         }
 
     async def parts(self, event: Event) -> list[tuple[str, Any]]:
+        if self.graph is not None:
+            return self._graph_parts(event, self.graph)
         kind, modes = event.type, self.modes
         out: list[tuple[str, Any]] = []
         if kind == EventType.RUN_STARTED:
@@ -159,6 +167,14 @@ class _Translator:
             out.append(("values", await self.values_at(event)))
         self.pending = []
         return out
+
+    def _graph_parts(self, event: Event, graph: GraphParts) -> list[tuple[str, Any]]:
+        if event.type in STEP_END_EVENTS:
+            return graph.of(event.step)
+        if event.type in (EventType.RUN_FAILED, EventType.RUN_TIMED_OUT):
+            error = run_error(event.run)
+            return [("error", error or {"error": "Error", "message": "the run failed"})]
+        return []
 
 
 def _is_custom(step: Step) -> bool:
@@ -288,7 +304,8 @@ class _ThreadTranslator:
             except NotFound:
                 return []  # deleted since (rolled back)
             kwargs = lg_info(run).get("kwargs") or {}
-            modes = tuple(stream_modes(kwargs.get("stream_mode"))) or ("values",)
+            served = GRAPH_STREAM_MODES if graph_agent(self.svc.agents, run.agent) else STREAM_MODES
+            modes = tuple(stream_modes(kwargs.get("stream_mode"), served=served)) or ("values",)
             translator = self.runs[run.id] = _Translator(self.svc, run, modes)
         out: list[tuple[str, Any]] = []
         if event.type == EventType.RUN_CREATED:

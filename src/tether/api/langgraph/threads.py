@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Header, Query
 from starlette.responses import JSONResponse, Response
 
 from tether.api.auth import Owned
+from tether.api.langgraph.graphs import graph_of_thread
 from tether.api.langgraph.options import (
     check_keys,
     obj,
@@ -32,6 +33,7 @@ from tether.api.langgraph.state import (
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.session import Session
 from tether.runtime import session_copy
+from tether.runtime.graphs import GraphAgent
 from tether.runtime.service import Service
 from tether.store.base import UNSET, SessionSort
 
@@ -65,10 +67,16 @@ _STATUSES = {name: activity for activity, name in THREAD_STATUS.items()}
 
 
 async def _thread(svc: Service, session: Session, *, include_ttl: bool = False) -> dict[str, Any]:
+    graph = await graph_of_thread(svc, session.id)
+    if graph is not None:
+        state = await graph.get_state(svc, session.id, checkpoint_id=None, subgraphs=False)
+        values = state["values"]
+    else:
+        values = await current_values(svc, session)
     return thread_dict(
         session,
         (await svc.run_activity([session.id]))[session.id],
-        await current_values(svc, session),
+        values,
         include_ttl=include_ttl,
     )
 
@@ -83,7 +91,7 @@ async def _threads(
         thread_dict(
             s,
             activity[s.id],
-            await current_values(svc, s) if with_values else values_of(s.context, []),
+            await current_values(svc, s) if with_values else values_of(s.project, []),
         )
         for s in sessions
     ]
@@ -161,9 +169,12 @@ async def delete_thread(svc: Owned, thread_id: str) -> Response:
 
 @router.post("/threads/{thread_id}/copy")
 async def copy_thread(svc: Owned, thread_id: str) -> Response:
-    """A new thread with the conversation, context, memory and state of this one (its
+    """A new thread with the conversation, project, memory and state of this one (its
     metadata names the original: copied_from); the runs stay with the original."""
-    return JSONResponse(await _thread(svc, await session_copy.copy_session(svc, thread_id)))
+    graph = await graph_of_thread(svc, thread_id)  # (a copy has no runs to tell it)
+    made_for = {"graph_id": graph.graph_id} if graph is not None else None
+    copy = await session_copy.copy_session(svc, thread_id, metadata=made_for)
+    return JSONResponse(await _thread(svc, copy))
 
 
 @router.post("/threads/prune")
@@ -208,7 +219,7 @@ def _filters(request: dict[str, Any]) -> dict[str, Any]:
         one_of(status, tuple(_STATUSES), "body.status")
     return {
         "metadata": opt_dict(request, "metadata"),
-        "context": values or None,
+        "project": values or None,
         "ids": ids,
         "activity": None if status is None else _STATUSES[status],
     }
@@ -387,6 +398,10 @@ async def get_state(
     select: Annotated[list[str], Query()] = [],  # noqa: B006
 ) -> Response:
     """The thread's current state: values, checkpoint, what it waits for."""
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        state = await graph.get_state(svc, thread_id, checkpoint_id=None, subgraphs=subgraphs)
+        return JSONResponse(select_fields(state, select))
     _no_subgraphs(subgraphs)
     return JSONResponse(select_fields((await _states(svc, thread_id)).state(0), select))
 
@@ -399,6 +414,12 @@ async def get_state_at(
     subgraphs: bool = False,
     select: Annotated[list[str], Query()] = [],  # noqa: B006
 ) -> Response:
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        state = await graph.get_state(
+            svc, thread_id, checkpoint_id=checkpoint_id, subgraphs=subgraphs
+        )
+        return JSONResponse(select_fields(state, select))
     _no_subgraphs(subgraphs)
     return JSONResponse(select_fields(await _state_at(svc, thread_id, checkpoint_id), select))
 
@@ -407,6 +428,18 @@ async def get_state_at(
 async def post_state_at(svc: Owned, thread_id: str, body: Json = None) -> Response:
     request = obj(body)
     check_keys("body", request, ("checkpoint", "subgraphs", "select"))
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        checkpoint = request.get("checkpoint")
+        wanted = checkpoint.get("checkpoint_id") if isinstance(checkpoint, dict) else checkpoint
+        state = await graph.get_state(
+            svc,
+            thread_id,
+            checkpoint_id=wanted if isinstance(wanted, str) else None,
+            subgraphs=bool(request.get("subgraphs")),
+        )
+        chosen = request.get("select") if isinstance(request.get("select"), list) else None
+        return JSONResponse(select_fields(state, chosen))
     _no_subgraphs(bool(request.get("subgraphs")))
     checkpoint_id = _checkpoint_id(request.get("checkpoint"), "body.checkpoint")
     select = request.get("select") if isinstance(request.get("select"), list) else None
@@ -418,8 +451,11 @@ async def post_state_at(svc: Owned, thread_id: str, body: Json = None) -> Respon
 @router.post("/threads/{thread_id}/state")
 async def update_state(svc: Owned, thread_id: str, body: Json = None) -> Response:
     """Add to the thread without a run: values.messages join the conversation, every other key
-    is merged into the session's context."""
+    is merged into the session's project. A served graph's thread: the graph's own update."""
     request = obj(body)
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        return JSONResponse(await _update_graph(svc, graph, thread_id, request))
     for key in ("checkpoint", "checkpoint_id"):
         if request.get(key):
             raise refuse(f"body.{key}", "state can only be added to the thread's latest state")
@@ -440,8 +476,24 @@ async def update_state(svc: Owned, thread_id: str, body: Json = None) -> Respons
             metadata[LG_KEY]["as_node"] = as_node
         await svc.add_message(thread_id, role, content, metadata=metadata)
     if values:
-        await svc.update_session(thread_id, context={**session.context, **values})
+        await svc.update_session(thread_id, project={**session.project, **values})
     return JSONResponse({"checkpoint": (await _states(svc, thread_id)).checkpoint_ref(0)})
+
+
+async def _update_graph(
+    svc: Service, graph: GraphAgent, thread_id: str, request: dict[str, Any]
+) -> dict[str, Any]:
+    check_keys("body", request, ("values", "as_node", "checkpoint", "checkpoint_id"))
+    checkpoint = request.get("checkpoint")
+    wanted = checkpoint.get("checkpoint_id") if isinstance(checkpoint, dict) else None
+    wanted = wanted or request.get("checkpoint_id")
+    return await graph.update_state(
+        svc,
+        thread_id,
+        request.get("values"),
+        as_node=opt_str(request, "as_node"),
+        checkpoint_id=wanted if isinstance(wanted, str) else None,
+    )
 
 
 @router.post("/threads/{thread_id}/history")
@@ -450,6 +502,17 @@ async def get_history(svc: Owned, thread_id: str, body: Json = None) -> Response
     request = obj(body)
     check_keys("body", request, ("limit", "before", "metadata", "checkpoint", "select"))
     limit, _ = page(request, default_limit=10)
+    graph = await graph_of_thread(svc, thread_id)
+    if graph is not None:
+        states = await graph.get_history(
+            svc,
+            thread_id,
+            limit=limit,
+            before=_checkpoint_id(request.get("before"), "body.before"),
+            metadata=opt_dict(request, "metadata"),
+        )
+        chosen = request.get("select") if isinstance(request.get("select"), list) else None
+        return JSONResponse([select_fields(state, chosen) for state in states])
     if _checkpoint_id(request.get("checkpoint"), "body.checkpoint") is not None:
         raise refuse(
             "body.checkpoint.checkpoint_id",

@@ -31,6 +31,21 @@ def _json_object(name: str, text: str | None) -> dict[str, Any] | None:
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
+#: Answered to a body that names a session's project by its former name, context (RFC 9745:
+#: deprecated since 2026-12-03).
+DEPRECATED_NAME = {"Deprecation": "@1796256000"}
+#: That header, as the OpenAPI spec declares it.
+_HEADERS = {
+    "Deprecation": {
+        "description": "Sent when the body names the project by its deprecated name, context.",
+        "schema": {"type": "string"},
+    }
+}
+
+
+def _deprecation(body: schemas.SessionCreate | schemas.SessionUpdate) -> dict[str, str]:
+    return DEPRECATED_NAME if body.uses_former_name else {}
+
 
 @router.post(
     "",
@@ -40,7 +55,9 @@ router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
         200: {
             "model": schemas.Session,
             "description": "if_exists=return: the session external_key already names, as it is",
-        }
+            "headers": _HEADERS,
+        },
+        201: {"headers": _HEADERS},
     },
 )
 async def create_session(
@@ -52,6 +69,7 @@ async def create_session(
     body = body or schemas.SessionCreate()
     given = body.model_fields_set
     ttl = body.ttl_seconds if "ttl_seconds" in given else UNSET
+    project = body.project_change().get("project")
     if body.if_exists == "return":
         if body.external_key is None:
             raise UsageError("if_exists=return needs an external_key")
@@ -61,7 +79,7 @@ async def create_session(
             body.external_key,
             title=body.title,
             metadata=body.metadata,
-            context=body.context,
+            project=project,
             ttl_seconds=ttl,
             app=body.app,
         )
@@ -70,7 +88,7 @@ async def create_session(
             await svc.create_session(
                 title=body.title,
                 metadata=body.metadata,
-                context=body.context,
+                project=project,
                 ttl_seconds=ttl,
                 session_id=body.id,
                 external_key=body.external_key,
@@ -79,7 +97,9 @@ async def create_session(
             True,
         )
     return render.record(
-        session, 201 if created else 200, {"Location": f"/v1/sessions/{session.id}"}
+        session,
+        201 if created else 200,
+        {"Location": f"/v1/sessions/{session.id}", **_deprecation(body)},
     )
 
 
@@ -136,14 +156,19 @@ async def get_session(svc: Owned, session_id: str) -> Response:
     return render.record(await svc.get_session(session_id))
 
 
-@router.patch("/{session_id}", response_model=schemas.Session)
+@router.patch(
+    "/{session_id}", response_model=schemas.Session, responses={200: {"headers": _HEADERS}}
+)
 async def update_session(
     svc: Owned, session_id: str, body: Annotated[schemas.SessionUpdate, Body()]
 ) -> Response:
-    """Change title, metadata, context or ttl_seconds of an active session (absent = unchanged)."""
-    given = body.model_fields_set
+    """Change title, metadata, project, ttl_seconds, external_key or app of an active session
+    (absent = unchanged)."""
+    given = body.model_fields_set - {"project", "context"}
     changes: dict[str, Any] = {name: getattr(body, name) for name in given}
-    return render.record(await svc.update_session(session_id, **changes))
+    changes.update(body.project_change())
+    session = await svc.update_session(session_id, **changes)
+    return render.record(session, headers=_deprecation(body))
 
 
 @router.post("/{session_id}/close", response_model=schemas.Session)

@@ -20,7 +20,8 @@ Target = str | Path | Tether
 
 
 class Bridge:
-    """A tether handle (opened here from a path, or given), its Service, and calls into it."""
+    """A tether handle (opened here from a path, or given), its Service, and calls into it;
+    or, for a graph run by tether itself, a Service and the event loop its store lives on."""
 
     def __init__(self, target: Target, *, owner: str | None = None) -> None:
         if isinstance(target, Tether):
@@ -34,20 +35,45 @@ class Bridge:
             raise UsageError("the LangGraph adapters need a database (tether.open), not a server")
         self.service = service if owner is None or self._owned else service.for_owner(owner)
         self._any_loop = service.store.any_loop
+        self._loop = self.tether._loop.loop
+
+    @classmethod
+    def on_loop(cls, service: Service, loop: asyncio.AbstractEventLoop) -> Bridge:
+        """A bridge to service, whose store is used on loop (the loop a run executes on)."""
+        bridge = cls.__new__(cls)
+        bridge.service, bridge._owned = service, False
+        bridge._any_loop = service.store.any_loop
+        bridge._loop = loop
+        return bridge
 
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run coro to completion for a synchronous caller."""
-        return self.tether._call(coro)
+        """Run coro to completion for a synchronous caller (never on the store's loop)."""
+        if self._owned or hasattr(self, "tether"):
+            return self.tether._call(coro)
+        if _running_loop() is self._loop:
+            coro.close()
+            raise UsageError(
+                "a graph run by tether calls its checkpointer and store from its event loop: "
+                "use their async methods (ainvoke, aget_state, aput …) there"
+            )
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     async def acall(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await coro for an asynchronous caller: on its loop when the store allows, else on
-        the handle's loop thread."""
-        if self._any_loop:
+        the store's loop."""
+        if self._any_loop or asyncio.get_running_loop() is self._loop:
             return await coro
-        future = asyncio.run_coroutine_threadsafe(coro, self.tether._loop.loop)
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
         return await asyncio.wrap_future(future)
 
     def close(self) -> None:
         """Close the handle if it was opened here."""
         if self._owned:
             self.tether.close()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

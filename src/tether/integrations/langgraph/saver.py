@@ -27,6 +27,7 @@ from tether.core.message import Message
 from tether.integrations.langgraph import _conversation
 from tether.integrations.langgraph._bridge import Bridge, Target
 from tether.runtime.checkpoints import Checkpoints
+from tether.runtime.facade import Tether
 from tether.store.checkpoint import (
     CONVERSATION_TYPE,
     ChannelValue,
@@ -53,14 +54,17 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
 
     def __init__(
         self,
-        target: Target,
+        target: Target | Bridge,
         *,
         owner: str | None = None,
         serde: SerializerProtocol | None = None,
     ) -> None:
         super().__init__(serde=serde)
-        self._bridge = Bridge(target, owner=owner)
-        self.tether = self._bridge.tether
+        self._bridge = target if isinstance(target, Bridge) else Bridge(target, owner=owner)
+        #: The handle this saver works on (None for a graph run by tether itself).
+        self.tether: Tether | None = getattr(self._bridge, "tether", None)
+        #: Thread ids are session ids (a graph run by tether in the run's session).
+        self._threads_are_sessions = isinstance(target, Bridge)
         self._checkpoints = Checkpoints(self._bridge.service)
         self._sessions: dict[str, str] = {}
         self._conversations = _conversation.Conversations()
@@ -182,6 +186,8 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
 
     async def _session(self, thread: Any, *, create: bool) -> str | None:
         key = str(thread)
+        if self._threads_are_sessions:
+            return key
         found = self._sessions.get(key)
         if found is None:
             found = await self._checkpoints.session_of(key, create=create)
@@ -265,7 +271,8 @@ class TetherCheckpointSaver(BaseCheckpointSaver[str]):
             else:
                 values[value.channel] = self.serde.loads_typed((value.type, value.value or b""))
         writes = sorted(loaded.writes, key=lambda w: writes_sort_key(w.task_path, w.task_id, w.idx))
-        ids = {"thread_id": cp.thread, "checkpoint_ns": cp.checkpoint_ns}
+        thread = cp.session_id if self._threads_are_sessions else cp.thread
+        ids = {"thread_id": thread, "checkpoint_ns": cp.checkpoint_ns}
         return CheckpointTuple(
             config=config or {"configurable": {**ids, "checkpoint_id": cp.checkpoint_id}},
             checkpoint=cast(GraphCheckpoint, {**body, "channel_values": values}),

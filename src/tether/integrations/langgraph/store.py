@@ -30,6 +30,7 @@ from langgraph.store.base import (
 from tether.core.errors import NotFound
 from tether.core.memory import MemoryItem
 from tether.integrations.langgraph._bridge import Bridge, Target
+from tether.runtime.facade import Tether
 
 #: Items read at a time when searching.
 _PAGE = 1000
@@ -52,9 +53,10 @@ class TetherStore(BaseStore):
 
     supports_ttl = False
 
-    def __init__(self, target: Target, *, owner: str | None = None) -> None:
-        self._bridge = Bridge(target, owner=owner)
-        self.tether = self._bridge.tether
+    def __init__(self, target: Target | Bridge, *, owner: str | None = None) -> None:
+        self._bridge = target if isinstance(target, Bridge) else Bridge(target, owner=owner)
+        #: The handle this store works on (None for a graph run by tether itself).
+        self.tether: Tether | None = getattr(self._bridge, "tether", None)
         self._service = self._bridge.service
 
     def close(self) -> None:

@@ -41,9 +41,11 @@ from tether.core.status import RunStatus
 from tether.core.step import StepKind
 from tether.integrations.openai_agents._link import Link
 from tether.integrations.openai_agents.spans import StepRecord, span_error, span_step, usage_of
+from tether.runtime import limits
 from tether.runtime.external_run import ExternalRun
 from tether.runtime.loop_thread import LoopThread
 from tether.runtime.service import Service
+from tether.store.base import UNSET
 
 log = logging.getLogger("tether.integrations.openai_agents")
 Job = Callable[[], Awaitable[None]]
@@ -54,11 +56,20 @@ AGENT = "openai-agents"
 class _Traced:
     """One Runner call's run: where it is written, what it has not written yet, what ends it."""
 
-    def __init__(self, link: Link, session_id: str, trace_id: str, wrapper: object) -> None:
+    def __init__(
+        self, link: Link, session_id: str, trace_id: str, wrapper: object, name: str | None
+    ) -> None:
         self.link = link
         self.session_id = session_id
         self.trace_id = trace_id
         self.wrapper = wrapper
+        #: The trace's name: the goal of a run whose input the session never saw.
+        self.name = name
+        #: Whether its start was submitted (at its input, else at its first step or its end).
+        self.started = False
+        #: The user's text (the run's goal) and the newest assistant text (its output).
+        self.goal: str | None = None
+        self.output: str | None = None
         self.run: ExternalRun | None = None
         self.error: ErrorInfo | None = None
         #: The steps of each turn still going (written when it ends, with its usage).
@@ -79,22 +90,32 @@ class RunRecorder(TracingProcessor):
         self._writer: LoopThread | None = None
         self._queue: asyncio.Queue[Job] | None = None
 
-    def attach(self, link: Link, session_id: str, wrapper: object) -> None:
-        """The Runner called a session (tether session_id) with its context wrapper: the
-        current trace, if any, is that session's run."""
+    def attach(
+        self, link: Link, session_id: str, wrapper: object, items: list[Any] | None = None
+    ) -> None:
+        """The Runner called a session (tether session_id) with its context wrapper, adding
+        items or not: the current trace, if any, is that session's run. The run starts with
+        the items the Runner adds first (its input: the run's goal)."""
         trace = get_current_trace()
         if trace is None or isinstance(trace, NoOpTrace) or not isinstance(link.backend, Service):
             return
+        superseded = None
         with self._lock:
-            known = self._current(trace.trace_id)
-            if known is not None and known.wrapper in (wrapper, None):
-                known.wrapper = wrapper
-                return
-            traced = _Traced(link, session_id, trace.trace_id, wrapper)
-            self._traced[trace.trace_id] = traced
-        if known is not None:  # another Runner call in one trace of the caller's
-            self._end(known)
-        self._start(traced, trace.name)
+            traced = self._current(trace.trace_id)
+            if traced is not None and traced.wrapper in (wrapper, None):
+                traced.wrapper = wrapper
+            else:  # a new Runner call (perhaps another one in one trace of the caller's)
+                superseded = traced
+                traced = _Traced(link, session_id, trace.trace_id, wrapper, trace.name)
+                self._traced[trace.trace_id] = traced
+        if superseded is not None:
+            self._end(superseded)
+        if items is not None:
+            said = [t for t in map(_said, items) if t is not None]
+            traced.goal = traced.goal or next((text for role, text in said if role == "user"), None)
+            answers = [text for role, text in said if role == "assistant"]
+            traced.output = answers[-1] if answers else traced.output
+            self._begin(traced)
 
     # -- the SDK's tracing processor -----------------------------------------------------------
 
@@ -150,16 +171,21 @@ class RunRecorder(TracingProcessor):
         traced = self._traced.get(trace_id)
         if traced is None and trace_id in self._waiting:
             link, session_id = self._waiting.pop(trace_id)
-            traced = self._traced[trace_id] = _Traced(link, session_id, trace_id, None)
-            self._start(traced, None)
+            traced = self._traced[trace_id] = _Traced(link, session_id, trace_id, None, None)
+            self._begin(traced)
         return traced
 
-    def _start(self, traced: _Traced, name: str | None) -> None:
+    def _begin(self, traced: _Traced) -> None:
+        """Submit the start of traced's run, once (before anything else written of it)."""
+        if traced.started:
+            return
+        traced.started = True
         link, service = traced.link, traced.link.backend
         assert isinstance(service, Service)
+        goal = (traced.goal or traced.name or "Agent workflow")[: limits.MAX_GOAL]
 
         async def start() -> None:
-            begin = _begin(service, traced.session_id, name or "Agent workflow", traced.trace_id)
+            begin = _begin(service, traced.session_id, goal, traced.trace_id)
             traced.run = await link.call(begin)
 
         self._submit(start)
@@ -187,6 +213,7 @@ class RunRecorder(TracingProcessor):
             cut -= 1
         ready, traced.held = steps[:cut], steps[cut:]
         if ready:
+            self._begin(traced)
             self._submit(lambda: _write(traced, ready))
 
     def _end(self, traced: _Traced) -> None:
@@ -197,7 +224,9 @@ class RunRecorder(TracingProcessor):
             with self._lock:
                 self._waiting[traced.trace_id] = (traced.link, traced.session_id)
         steps, traced.held, traced.turns = [*traced.held, *steps], [], {}
-        self._submit(lambda: _finish(traced, steps, pending))
+        self._begin(traced)
+        output = traced.output
+        self._submit(lambda: _finish(traced, steps, pending, output))
 
     # -- the writer ----------------------------------------------------------------------------
 
@@ -230,7 +259,7 @@ class RunRecorder(TracingProcessor):
                 queue.task_done()
 
 
-async def _begin(service: Service, session_id: str, name: str, trace_id: str) -> ExternalRun:
+async def _begin(service: Service, session_id: str, goal: str, trace_id: str) -> ExternalRun:
     """The run of a Runner call: the session's run waiting in this trace when the SDK
     continues it from a RunState, else a new run (superseding one left waiting)."""
     waiting = await service.list_runs(session_id, status=RunStatus.WAITING, limit=10)
@@ -240,7 +269,7 @@ async def _begin(service: Service, session_id: str, name: str, trace_id: str) ->
     return await ExternalRun.start(
         service,
         session_id,
-        name,
+        goal,
         agent=AGENT,
         metadata={"framework": AGENT, "trace_id": trace_id},
         if_busy=IfBusy.INTERRUPT,
@@ -256,7 +285,9 @@ async def _write(traced: _Traced, steps: list[StepRecord]) -> None:
         await traced.link.call(recorded)
 
 
-async def _finish(traced: _Traced, steps: list[StepRecord], pending: list[str]) -> None:
+async def _finish(
+    traced: _Traced, steps: list[StepRecord], pending: list[str], output: str | None
+) -> None:
     await _write(traced, steps)
     run = traced.run
     if run is None:
@@ -267,7 +298,21 @@ async def _finish(traced: _Traced, steps: list[StepRecord], pending: list[str]) 
         prompt = "approve or reject the tool calls"
         await traced.link.call(run.wait("approval", prompt, tool_call_ids=pending))
     else:
-        await traced.link.call(run.finish(RunStatus.COMPLETED))
+        final = UNSET if output is None else {"text": output}
+        await traced.link.call(run.finish(RunStatus.COMPLETED, output=final))
+
+
+def _said(item: Any) -> tuple[str, str] | None:
+    """(role, text) of a message item (its text parts joined), None for other items."""
+    if not isinstance(item, dict) or item.get("type", "message") != "message":
+        return None
+    role, content = item.get("role"), item.get("content")
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, dict)]
+        content = "\n".join(t for t in texts if isinstance(t, str))
+    if not isinstance(role, str) or not isinstance(content, str) or not content:
+        return None
+    return role, content
 
 
 def pending_approvals(wrapper: object) -> list[str]:

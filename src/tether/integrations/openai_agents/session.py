@@ -11,6 +11,7 @@ with the session is recorded as a run of it (see runs).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -21,10 +22,11 @@ from agents.memory.session_settings import (
 )
 
 from tether.core.errors import NotFound, UsageError
-from tether.core.message import Message, Role
+from tether.core.message import Message, Role, StoredMessage
 from tether.integrations.openai_agents import runs
 from tether.integrations.openai_agents._link import Db, link
 from tether.runtime import limits
+from tether.runtime.service import Service
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -78,18 +80,17 @@ class TetherSession:
         if wanted == 0:
             return []
         newest = None if wanted is None or wanted < 0 else wanted
-        nothing: list[Message] = []
-        found = await self._on_session(
+        nothing: list[TResponseInputItem] = []
+        return await self._on_session(
             lambda sid: self._read(sid, newest), create=False, empty=nothing
         )
-        return [as_item(message) for message in found]
 
     async def add_items(
         self, items: list[TResponseInputItem], *, wrapper: RunContextWrapper[Any] | None = None
     ) -> None:
         """Append items to the conversation, in order (up to limits.MAX_BATCH atomically)."""
         self._check_open()
-        await self._attach(wrapper)
+        await self._attach(wrapper, items)
         if not items:
             return
         batch = [{"item": item} for item in items]
@@ -131,12 +132,15 @@ class TetherSession:
         if self._closed:
             raise UsageError(f"TetherSession {self.session_id!r} is closed")
 
-    async def _attach(self, wrapper: RunContextWrapper[Any] | None) -> None:
-        """A Runner called: its run (the current trace) is recorded as a run of this session."""
+    async def _attach(
+        self, wrapper: RunContextWrapper[Any] | None, items: list[Any] | None = None
+    ) -> None:
+        """A Runner called (adding items, or not): its run (the current trace) is recorded as
+        a run of this session."""
         if wrapper is not None:
             sid = await self._link.call(self._find(create=True))
             assert sid is not None
-            runs.recorder().attach(self._link, sid, wrapper)
+            runs.recorder().attach(self._link, sid, wrapper, items)
 
     async def _on_session(self, op: Callable[[str], Awaitable[T]], *, create: bool, empty: T) -> T:
         """op(tether session id) on the backend's loop; empty when reading a session that does
@@ -171,7 +175,24 @@ class TetherSession:
             self._id = session.id
         return self._id
 
-    async def _read(self, sid: str, newest: int | None) -> list[Message]:
+    async def _read(self, sid: str, newest: int | None) -> list[TResponseInputItem]:
+        """All items (newest None) or the newest ones, oldest first."""
+        backend = self._link.backend
+        if not isinstance(backend, Service):  # over HTTP: the messages, decoded by the client
+            return [as_item(m) for m in await self._messages(sid, newest)]
+        found: list[StoredMessage] = []
+        before = None
+        while newest is None or len(found) < newest:
+            size = limits.MAX_PAGE if newest is None else min(newest - len(found), limits.MAX_PAGE)
+            page = await backend.stored_messages(sid, limit=size, before_seq=before)
+            found.extend(page)
+            if len(page) < size:
+                break
+            before = page[-1][1]
+        found.reverse()
+        return stored_items(found)
+
+    async def _messages(self, sid: str, newest: int | None) -> list[Message]:
         """All messages (newest None) or the newest ones, oldest first."""
         found: list[Message] = []
         cursor = None
@@ -189,17 +210,38 @@ class TetherSession:
         return found
 
 
+def stored_items(rows: list[StoredMessage]) -> list[TResponseInputItem]:
+    """The items stored messages stand for, in order: the items as stored, decoded in one
+    json.loads (each is the exact JSON text of an object, so their join is a JSON array)."""
+    texts = [row[5] for row in rows]
+    if None in texts:
+        return [_stored_item(row) for row in rows]
+    return cast("list[TResponseInputItem]", json.loads(f"[{','.join(cast(list[str], texts))}]"))
+
+
+def _stored_item(row: StoredMessage) -> TResponseInputItem:
+    _, _, role, content, metadata, item = row
+    if item is not None:
+        return cast("TResponseInputItem", json.loads(item))
+    return made_item(Role(role), content, json.loads(metadata))
+
+
 def as_item(message: Message) -> TResponseInputItem:
     """The item a message stands for: the one it carries, else one made of its role and text
     (a message written by a native agent, a person in the UI, the HTTP API)."""
     if message.item is not None:
         return cast("TResponseInputItem", message.item)
-    call_id = message.metadata.get("tool_call_id")
-    if message.role is Role.TOOL and isinstance(call_id, str):
-        made = {"type": "function_call_output", "call_id": call_id, "output": message.content}
+    return made_item(message.role, message.content, message.metadata)
+
+
+def made_item(role: Role, content: str, metadata: dict[str, Any]) -> TResponseInputItem:
+    """The item of a message that carries none, made of its role, text and tool call id."""
+    call_id = metadata.get("tool_call_id")
+    if role is Role.TOOL and isinstance(call_id, str):
+        made = {"type": "function_call_output", "call_id": call_id, "output": content}
         return cast("TResponseInputItem", made)
-    role = "user" if message.role is Role.TOOL else message.role.value
-    return cast("TResponseInputItem", {"role": role, "content": message.content})
+    said = "user" if role is Role.TOOL else role.value
+    return cast("TResponseInputItem", {"role": said, "content": content})
 
 
 async def settled(write: Awaitable[T]) -> T:

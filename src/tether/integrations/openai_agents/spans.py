@@ -21,6 +21,7 @@ from agents.tracing import (
 from tether.core.run import ErrorInfo
 from tether.core.step import StepKind
 from tether.core.usage import Usage
+from tether.integrations._json import jsonable
 
 
 @dataclass(slots=True)
@@ -45,8 +46,8 @@ def span_step(span: Span[Any]) -> StepRecord | None:
     """The step a span stands for, or None."""
     data, error = span.span_data, span_error(span)
     if isinstance(data, FunctionSpanData):
-        given = _json(_parsed(data.input))
-        return StepRecord(StepKind.TOOL_CALL, data.name, given, _json(data.output), error=error)
+        given = jsonable(_parsed(data.input))
+        return StepRecord(StepKind.TOOL_CALL, data.name, given, jsonable(data.output), error=error)
     if isinstance(data, GenerationSpanData):
         name = data.model or "model"
         return StepRecord(StepKind.MODEL_CALL, name, usage=usage_of(data.usage), error=error)
@@ -107,12 +108,3 @@ def _parsed(arguments: Any) -> Any:
         except ValueError:
             return arguments
     return arguments
-
-
-def _json(value: Any) -> Any:
-    """value as tether stores it: anything that is not JSON becomes its text."""
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return str(value)
-    return value

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -45,7 +46,7 @@ class OpenAIChatModel:
         self._client = client
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, messages: Sequence[Mapping[str, Any] | ModelResponse], tools: list[dict[str, Any]]
     ) -> ModelResponse:
         wired = _wire_messages(as_messages(messages))
         payload: dict[str, Any] = {"model": self.model, "messages": wired}

@@ -40,7 +40,7 @@ from tether.store.sql.queries import load_queries
 from tether.store.sql.text import NUL_REFUSED, check_json, not_unicode
 
 _PACKAGE = "tether.store.postgres"
-_QUERIES = load_queries(_PACKAGE)
+_QUERIES = load_queries("postgres")
 #: pg_advisory_lock(int, int) key serialising migrations across nodes (its own key space).
 _MIGRATION_LOCK = (0x7E7E, 1)
 #: tether's own URL parameters (the rest go to libpq), with their defaults.

@@ -156,6 +156,19 @@ class MemoryPart(SqlBase):
             found.setdefault(item.scope_id, []).append(item)
         return found
 
+    async def layered_memory(
+        self, session_id: str, *, owner: str, app: str, user_namespace: tuple[str, ...]
+    ) -> list[MemoryItem]:
+        async with self._db.read() as tx:
+            rows = await tx.all(
+                "layered_memory",
+                session_id=session_id,
+                app=stored_scope_id(MemoryScope.APP, app, owner),
+                owner=owner,
+                namespace=join_namespace(user_namespace),
+            )
+        return [self._item(r) for r in rows]
+
     async def delete_memory(
         self,
         *,

@@ -84,7 +84,7 @@ def session_from_row(row: Row, load: LoadJson) -> Session:
         last_activity_at=from_us(row["last_activity_at"]),
         ttl_seconds=row["ttl_seconds"],
         metadata=load(row["metadata"]) or {},
-        context=load(row["context"]) or {},
+        project=load(row["context"]) or {},
         closed_at=opt_dt(row["closed_at"]),
         run_count=row["run_count"] - row["deleted_runs"],
         usage=_usage(row),

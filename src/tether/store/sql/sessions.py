@@ -11,7 +11,7 @@ from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.event import Event, EventType
 from tether.core.ids import new_id
 from tether.core.memory import MemoryScope, MemoryWrite
-from tether.core.message import Message, NewMessage, Role
+from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity
 from tether.core.session import Session
@@ -80,7 +80,7 @@ class SessionsPart(SqlBase):
             title=session.title,
             status=session.status.value,
             metadata=self._j(session.metadata),
-            context=self._j(session.context),
+            context=self._j(session.project),
             ttl_seconds=session.ttl_seconds,
             created_at=to_us(session.created_at),
             updated_at=to_us(session.updated_at),
@@ -158,14 +158,14 @@ class SessionsPart(SqlBase):
         self,
         owner: str,
         metadata: dict[str, Any] | None,
-        context: dict[str, Any] | None,
+        project: dict[str, Any] | None,
         ids: Sequence[str] | None,
         activity: Activity | None,
     ) -> dict[str, Any]:
         return {
             "owner": owner,
             "metadata": self._j(metadata) if metadata else None,
-            "context": self._j(context) if context else None,
+            "context": self._j(project) if project else None,
             "ids": None if ids is None else self._j(list(ids)),
             "activity": None if activity is None else activity.value,
         }
@@ -175,7 +175,7 @@ class SessionsPart(SqlBase):
         *,
         owner: str,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | None = None,
         sort: SessionSort = "created_at",
@@ -183,7 +183,7 @@ class SessionsPart(SqlBase):
         limit: int = 10,
         offset: int = 0,
     ) -> list[Session]:
-        params = self._search_params(owner, metadata, context, ids, activity)
+        params = self._search_params(owner, metadata, project, ids, activity)
         async with self._db.read() as tx:
             rows = await tx.all(
                 "search_sessions",
@@ -200,11 +200,11 @@ class SessionsPart(SqlBase):
         *,
         owner: str,
         metadata: dict[str, Any] | None = None,
-        context: dict[str, Any] | None = None,
+        project: dict[str, Any] | None = None,
         ids: Sequence[str] | None = None,
         activity: Activity | None = None,
     ) -> int:
-        params = self._search_params(owner, metadata, context, ids, activity)
+        params = self._search_params(owner, metadata, project, ids, activity)
         async with self._db.read() as tx:
             row = await tx.one("count_sessions", **params)
         return 0 if row is None else int(row["n"])
@@ -217,7 +217,7 @@ class SessionsPart(SqlBase):
         now: datetime,
         title: str | Unset | None = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        context: dict[str, Any] | Unset = UNSET,
+        project: dict[str, Any] | Unset = UNSET,
         ttl_seconds: int | Unset | None = UNSET,
         external_key: str | Unset | None = UNSET,
         app: str | Unset | None = UNSET,
@@ -235,8 +235,8 @@ class SessionsPart(SqlBase):
                 title=None if title is UNSET else title,
                 set_metadata=metadata is not UNSET,
                 metadata=None if metadata is UNSET else self._j(metadata),
-                set_context=context is not UNSET,
-                context=None if context is UNSET else self._j(context),
+                set_context=project is not UNSET,
+                context=None if project is UNSET else self._j(project),
                 set_ttl=ttl_seconds is not UNSET,
                 ttl_seconds=None if ttl_seconds is UNSET else ttl_seconds,
                 set_external_key=external_key is not UNSET,
@@ -252,7 +252,8 @@ class SessionsPart(SqlBase):
                 for name, value in (
                     ("title", title),
                     ("metadata", metadata),
-                    ("context", context),
+                    ("project", project),
+                    ("context", project),  # its former name, for readers of older events
                     ("ttl_seconds", ttl_seconds),
                     ("external_key", external_key),
                     ("app", app),
@@ -501,6 +502,27 @@ class SessionsPart(SqlBase):
             )
         load = self._db.load_json
         return [message_from_row(r, load) for r in rows]
+
+    async def stored_messages(
+        self,
+        session_id: str,
+        *,
+        owner: str | None,
+        limit: int,
+        before_seq: int | None = None,
+        items: bool = True,
+    ) -> list[StoredMessage]:
+        async with self._db.read() as tx:
+            rows = await tx.all(
+                "stored_messages",
+                session_id=session_id,
+                owner=owner,
+                before_seq=_MAX_SEQ if before_seq is None else before_seq,
+                limit=limit,
+                items=items,
+            )
+        # Rows are dicts (PostgreSQL) or sqlite3.Row (SQLite), their values in column order.
+        return [tuple(r.values() if isinstance(r, dict) else r) for r in rows]
 
     async def pop_message(
         self, session_id: str, *, owner: str | None, now: datetime

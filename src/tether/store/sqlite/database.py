@@ -35,7 +35,7 @@ T = TypeVar("T")
 
 Durability = Literal["normal", "full"]
 _PACKAGE = "tether.store.sqlite"
-_QUERIES = load_queries(_PACKAGE)
+_QUERIES = load_queries("sqlite")
 #: How long a statement waits for another process's lock before StoreUnavailable.
 BUSY_SECONDS = 10.0
 #: json.dumps with these options, without building an encoder on every call.

@@ -44,7 +44,7 @@ def _memory_tools(ctx: RunContext) -> list[Tool]:
 
 async def _workspace_of(ctx: RunContext) -> Workspace:
     """The workspace the run asked for, once the operator's confinement allows it."""
-    requested = ctx.input.get("workspace") or ctx.session.context.get("workspace")
+    requested = ctx.input.get("workspace") or ctx.session.project.get("workspace")
     return Workspace(await ctx.confinement.workspace(requested, ctx.run.owner), ctx.confinement)
 
 

@@ -133,7 +133,7 @@ def bwrap_problem() -> str | None:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     try:
         done = subprocess.run(
-            [bwrap, *_BASE, "--", sys.executable, "-c", ""],
+            [bwrap, *_BASE, *_interpreter(), "--", sys.executable, "-c", ""],
             capture_output=True,
             timeout=30,
             check=False,
@@ -144,6 +144,15 @@ def bwrap_problem() -> str | None:
         reason = done.stderr.decode(errors="replace").strip().splitlines()
         return f"bwrap cannot create its namespaces here: {reason[-1] if reason else done}"
     return None
+
+
+def _interpreter() -> list[str]:
+    """bwrap options that show the running interpreter's folders (read-only), also where they
+    lie in a folder the sandbox hides (a virtual environment under /tmp or the home folder)."""
+    args = []
+    for prefix in sorted({sys.prefix, sys.base_prefix, sys.exec_prefix}):
+        args += ["--ro-bind", prefix, prefix]
+    return args
 
 
 def sandboxed(
@@ -160,8 +169,7 @@ def sandboxed(
     for folder in sorted(hidden, key=lambda p: len(p.parts)):
         if folder != Path("/") and folder.is_dir() and not inside(folder, workspace):
             args += ["--size", str(_HIDDEN_BYTES), "--tmpfs", str(folder)]
-    for prefix in sorted({sys.prefix, sys.base_prefix, sys.exec_prefix}):
-        args += ["--ro-bind", prefix, prefix]  # the interpreter `python` means
+    args += _interpreter()
     args += ["--bind-fd", str(workspace_fd), str(workspace)]
     for file in confinement.protected:
         if file.exists():

@@ -72,7 +72,9 @@ class Workspace:
             if not base.is_dir():
                 raise ToolError(f"{path!r} is not a folder")
             found: list[str] = []
-            for current, dirs, files in os.walk(base):
+            # fwalk opens each folder by descriptor and never through a symlink: a folder
+            # swapped for a link after the check above lists nothing outside.
+            for current, dirs, files, _ in os.fwalk(base):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP)
                 for name in sorted(files):
                     found.append(str((Path(current) / name).relative_to(ws.root)))

@@ -1,8 +1,5 @@
 """Google ADK's session service over tether: ``TetherSessionService`` is a
-``google.adk.sessions.BaseSessionService`` (needs ``tether[adk]``).
-
-    from tether.integrations.adk import TetherSessionService
-    runner = Runner(agent=agent, app_name="weather", session_service=TetherSessionService("t.db"))
+``google.adk.sessions.BaseSessionService``.
 
 What maps to what:
 
@@ -26,32 +23,30 @@ import json
 import uuid
 from collections import OrderedDict
 from collections.abc import Coroutine, Iterable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from tether.core.errors import AlreadyExists, MissingExtra, NotFound, UsageError
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event
+from google.adk.sessions import _session_util
+from google.adk.sessions.base_session_service import (
+    BaseSessionService,
+    GetSessionConfig,
+    ListSessionsResponse,
+)
+from google.adk.sessions.session import Session
+from google.adk.sessions.state import State
+
+from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
-from tether.core.message import Message, NewMessage, Role
+from tether.core.message import NewMessage, Role, StoredMessage
 from tether.core.session import Session as TetherSession
 from tether.runtime.async_facade import AsyncTether
 from tether.runtime.facade import Tether
 from tether.runtime.service import Service
-
-try:
-    from google.adk.errors.already_exists_error import AlreadyExistsError
-    from google.adk.errors.session_not_found_error import SessionNotFoundError
-    from google.adk.events.event import Event
-    from google.adk.sessions import _session_util
-    from google.adk.sessions.base_session_service import (
-        BaseSessionService,
-        GetSessionConfig,
-        ListSessionsResponse,
-    )
-    from google.adk.sessions.session import Session
-    from google.adk.sessions.state import State
-except ImportError as exc:  # pragma: no cover - the extra is installed in the test suite
-    raise MissingExtra("the Google ADK session service", "adk", exc.name) from exc
 
 T = TypeVar("T")
 
@@ -108,7 +103,10 @@ class TetherSessionService(BaseSessionService):
         self._svc: Service = backend if owner is None else backend.for_owner(owner)
         #: Sessions never expire unless asked (ADK has no expiry); None = never.
         self._ttl = ttl_seconds
+        #: The tether session id of each external key seen, and its creation time (the
+        #: last_update_time of a session without events).
         self._ids: dict[str, str] = {}
+        self._created: dict[str, float] = {}
         #: Events already built, by message id: a stored event never changes, so it is
         #: validated once per process (reads hand out shallow copies, as ADK's light copies do).
         self._built: OrderedDict[str, Event] = OrderedDict()
@@ -156,7 +154,8 @@ class TetherSessionService(BaseSessionService):
                 await self._run(self._svc.delete_session(created.id))
                 raise
         self._ids[external_key(app_name, user_id, sid)] = created.id
-        merged = await self._state(created, app_name, user_id)
+        self._created[created.id] = created.created_at.timestamp()
+        merged = await self._state(created.id, app_name, user_id)
         return Session(
             id=sid,
             app_name=app_name,
@@ -175,11 +174,10 @@ class TetherSessionService(BaseSessionService):
         config: GetSessionConfig | None = None,
     ) -> Session | None:
         sid = session_id.strip()
-        found = await self._find(app_name, user_id, sid) if sid else None
-        if found is None:
+        read = await self._read(app_name, user_id, sid, config or GetSessionConfig())
+        if read is None:
             return None
-        state, updated = await self._state(found, app_name, user_id)
-        events = await self._events(found.id, config or GetSessionConfig())
+        (state, updated), events = read
         return Session(
             id=sid,
             app_name=app_name,
@@ -213,7 +211,7 @@ class TetherSessionService(BaseSessionService):
             user, sid = _user_and_id(s, prefix, user_id)
             if user not in users:
                 users[user] = await self._user_state(app_name, user)
-            own, updated = _own_state(s, memory.get(s.id, []))
+            own, updated = _own_state(s.created_at.timestamp(), memory.get(s.id, []))
             state = _merge(app_state, users[user], own)
             sessions.append(
                 Session(
@@ -265,6 +263,11 @@ class TetherSessionService(BaseSessionService):
         session.last_update_time = event.timestamp
         return self._commit_event_to_session(session, event)
 
+    async def tether_session_id(self, session: Session) -> str:
+        """The id of the tether session behind an ADK session (SessionNotFoundError if none)."""
+        key = external_key(session.app_name, session.user_id, session.id)
+        return await self._tether_id(session, key)
+
     async def _tether_id(self, session: Session, key: str) -> str:
         tid = self._ids.get(key)
         if tid is None:
@@ -278,46 +281,83 @@ class TetherSessionService(BaseSessionService):
         wanted = config.num_recent_events
         if wanted == 0:
             return []
-        if config.after_timestamp:
-            messages = await self._messages(tid, None)
-        else:
-            messages = await self._messages(tid, wanted)
-        # A read larger than the cache would only evict what the next read needs.
-        keep = len(messages) <= self._cache_size
-        events = [self._built_event(m, keep) for m in messages if _is_event(m)]
-        events.sort(key=lambda e: e.timestamp)  # stable: ties keep the order of appending
+        newest = None if config.after_timestamp else wanted
+        # Events built before need no item: read without items, and again with them only
+        # when some event is new to this process.
+        events = self._built_events(await self._stored(tid, newest, items=False))
+        if events is None:
+            events = self._built_events(await self._stored(tid, newest, items=True))
+            assert events is not None
+        events.sort(key=_timestamp)  # stable: ties keep the order of appending
         if config.after_timestamp:
             events = [e for e in events if e.timestamp >= (config.after_timestamp or 0)]
         return events[-wanted:] if wanted is not None else events
 
-    def _built_event(self, message: Message, keep: bool) -> Event:
-        built = self._built.get(message.id)
-        if built is None:
-            built = _event(message)
-            if not keep:
-                return built
-            self._built[message.id] = built
-            if len(self._built) > self._cache_size:
-                self._built.popitem(last=False)
-        else:
-            self._built.move_to_end(message.id)
-        return built.model_copy()
+    def _built_events(self, rows: list[StoredMessage]) -> list[Event] | None:
+        """The events stored messages carry (messages that are not ADK events left out): each
+        the one built before when there is one, else built from its item; None when one was
+        not built before and its item was not read. Reads share built events, as ADK's
+        light-copy in-memory service does (ADK's flows copy what they change); the list and
+        the state are each read's own."""
+        # A read larger than the cache would only evict what the next read needs.
+        keep = len(rows) <= self._cache_size
+        cache, events = self._built, []
+        for mid, _, _, _, metadata, item in rows:
+            event = cache.get(mid)
+            if event is not None:
+                cache.move_to_end(mid)
+            elif not _is_event(metadata):
+                continue
+            elif item is None:
+                return None
+            else:
+                event = Event.model_validate_json(item)
+                if keep:
+                    cache[mid] = event
+                    if len(cache) > self._cache_size:
+                        cache.popitem(last=False)
+            events.append(event)
+        return events
 
-    async def _messages(self, tid: str, newest: int | None) -> list[Message]:
-        """The newest messages of a conversation (all of them for None), oldest first."""
-        taken: list[Message] = []
-        cursor = None
+    async def _stored(self, tid: str, newest: int | None, *, items: bool) -> list[StoredMessage]:
+        """The newest messages of a conversation as stored (all of them for None), oldest
+        first."""
+        taken: list[StoredMessage] = []
+        before = None
         while newest is None or len(taken) < newest:
             size = 1000 if newest is None else min(1000, newest - len(taken))
             page = await self._run(
-                self._svc.list_messages(tid, limit=size, cursor=cursor, newest_first=True)
+                self._svc.stored_messages(tid, limit=size, before_seq=before, items=items)
             )
-            taken.extend(page.data)
-            if page.next_cursor is None:
+            taken.extend(page)
+            if len(page) < size:
                 break
-            cursor = page.next_cursor
+            before = page[-1][1]
         taken.reverse()
         return taken
+
+    async def _read(
+        self, app_name: str, user_id: str, sid: str, config: GetSessionConfig
+    ) -> tuple[tuple[dict[str, Any], float], list[Event]] | None:
+        """A session's state (and last_update_time) and events; None when there is none. Of
+        a session read before, the events are read first: they prove it still exists (reading
+        a deleted session's conversation raises NotFound), so its key is not looked up."""
+        if not sid:
+            return None
+        key = external_key(app_name, user_id, sid)
+        tid = self._ids.get(key)
+        if tid is not None and config.num_recent_events != 0:
+            try:
+                events = await self._events(tid, config)
+            except NotFound:
+                self._ids.pop(key, None)  # deleted (and perhaps created again): look it up
+            else:
+                return await self._state(tid, app_name, user_id), events
+        found = await self._find(app_name, user_id, sid)
+        if found is None:
+            return None
+        state = await self._state(found.id, app_name, user_id)
+        return state, await self._events(found.id, config)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -328,23 +368,25 @@ class TetherSessionService(BaseSessionService):
         except NotFound:
             return None
         self._ids[key] = found.id
+        self._created[found.id] = found.created_at.timestamp()
         return found
 
-    async def _state(
-        self, session: TetherSession, app_name: str, user_id: str
-    ) -> tuple[dict[str, Any], float]:
-        own, updated = await self._own_state(session)
-        app = await self._app_state(app_name)
-        user = await self._user_state(app_name, user_id)
-        return _merge(app, user, own), updated
-
-    async def _own_state(self, session: TetherSession) -> tuple[dict[str, Any], float]:
+    async def _state(self, tid: str, app_name: str, user_id: str) -> tuple[dict[str, Any], float]:
+        """The session's merged state (its own, its app's, its user's: one read) and its
+        last_update_time."""
         items = await self._run(
-            self._svc.store.list_memory(
-                scope=MemoryScope.SESSION, scope_id=session.id, namespace_prefix=None
+            self._svc.store.layered_memory(
+                tid,
+                owner=self._svc.owner,
+                app=app_name,
+                user_namespace=_user_namespace(app_name, user_id),
             )
         )
-        return _own_state(session, items)
+        app = _values(i for i in items if i.scope is MemoryScope.APP)
+        user = _values(i for i in items if i.scope is MemoryScope.USER)
+        own = [i for i in items if i.scope is MemoryScope.SESSION]
+        state, updated = _own_state(self._created.get(tid, 0.0), own)
+        return _merge(app, user, state), updated
 
     async def _app_state(self, app_name: str) -> dict[str, Any]:
         return _values(await self._run(self._svc.list_app_memory(app_name)))
@@ -355,11 +397,15 @@ class TetherSessionService(BaseSessionService):
         return _values(i for i in items if i.namespace == namespace)
 
 
-def _own_state(session: TetherSession, items: list[MemoryItem]) -> tuple[dict[str, Any], float]:
-    """The session's own state and its last_update_time, from its session memory."""
+def _own_state(created: float, items: list[MemoryItem]) -> tuple[dict[str, Any], float]:
+    """A session's own state and its last_update_time (created: when it was created), from its
+    session memory."""
     state = _values(i for i in items if not i.namespace)
     meta = _values(i for i in items if i.namespace == _META)
-    return state, float(meta.get(_UPDATED, session.created_at.timestamp()))
+    return state, float(meta.get(_UPDATED, created))
+
+
+_timestamp = attrgetter("timestamp")
 
 
 def _values(items: Iterable[MemoryItem]) -> dict[str, Any]:
@@ -410,9 +456,7 @@ def _message(event: Event) -> NewMessage:
     return NewMessage(role, text, {"adk": {"author": event.author}}, item)
 
 
-def _is_event(message: Message) -> bool:
-    return message.item is not None and "adk" in message.metadata
-
-
-def _event(message: Message) -> Event:
-    return Event.model_validate_json(json.dumps(message.item))
+def _is_event(metadata: str) -> bool:
+    """Whether a stored message (its metadata's JSON text) is an ADK event, not a message
+    added to the session by other means."""
+    return '"adk"' in metadata and "adk" in json.loads(metadata)
