@@ -127,7 +127,7 @@ async def test_messages_written_without_an_item_read_as_items(tt: tether.Tether)
 
 async def test_a_long_conversation_reads_whole_and_by_its_tail(tt: tether.Tether) -> None:
     session = TetherSession("long", tt)
-    items = [{"role": "user", "content": str(i)} for i in range(2_345)]
+    items: list[TResponseInputItem] = [{"role": "user", "content": str(i)} for i in range(2_345)]
     await session.add_items(items)
     assert await session.get_items() == items
     assert await session.get_items(limit=1_500) == items[-1_500:]
