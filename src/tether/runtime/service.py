@@ -30,14 +30,16 @@ from tether.runtime.agent import AgentRegistry, default_registry
 from tether.runtime.context_assembly import assemble_context
 from tether.runtime.executor import ModelResolver
 from tether.runtime.instruments import Instruments, installed
+from tether.runtime.schedules import ScheduleOps
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import UNSET, SessionSort, Store, Unset
 from tether.store.changes import run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 
 
-class Service:
-    """Sessions, runs, steps, memory, tool history, context and events for one owner."""
+class Service(ScheduleOps):
+    """Sessions, runs, steps, memory, tool history, context and events for one owner (and
+    schedules: runtime.schedules)."""
 
     def __init__(
         self,

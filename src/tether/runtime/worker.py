@@ -28,6 +28,7 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.executor import Executor, ModelResolver
 from tether.runtime.instruments import Instruments, installed
 from tether.runtime.models.catalog import model_catalog
+from tether.runtime.schedules import fire_due_schedules
 from tether.runtime.settings import RuntimeSettings
 from tether.store.base import Store
 from tether.store.changes import RUNS_TOPIC
@@ -53,6 +54,7 @@ class Worker:
         models: ModelResolver | None = None,
         worker_id: str | None = None,
         reap: bool = True,
+        schedules: bool = True,
         instruments: Instruments | None = None,
     ) -> None:
         self.store = store
@@ -73,6 +75,7 @@ class Worker:
         self._renew_at: datetime | None = None
         self._claims = itertools.count(1)
         self._reap = reap
+        self._schedules = schedules
         self._active: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         self._main: asyncio.Task[None] | None = None
@@ -96,6 +99,8 @@ class Worker:
         ]
         if self._reap:
             tasks.append(asyncio.create_task(self._reap_loop(), name="reaper"))
+        if self._schedules:
+            tasks.append(asyncio.create_task(self._schedule_loop(), name="schedules"))
         try:
             await self._stopping.wait()
         finally:
@@ -237,3 +242,20 @@ class Worker:
             except Exception:  # never let the reaper die: log and keep going
                 log.exception("reaping crashed, retrying")
             await asyncio.sleep(settings.reap_interval)
+
+    async def _schedule_loop(self) -> None:
+        """Fire the schedules whose tick has come (any worker may: each tick fires once)."""
+        while True:
+            try:
+                for run in await fire_due_schedules(self.store, now=self.clock.now()):
+                    log.info(
+                        "schedule %s created run %s",
+                        run.metadata.get("schedule_id"),
+                        run.id,
+                        extra=log_context.ids(run),
+                    )
+            except StoreError as exc:
+                log.warning("firing schedules failed, retrying: %s", exc)
+            except Exception:  # never let the scheduler die: log and keep going
+                log.exception("firing schedules crashed, retrying")
+            await asyncio.sleep(self.settings.schedule_interval)

@@ -26,6 +26,7 @@ from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
+from tether.core.schedule import Schedule
 from tether.core.session import Session
 from tether.core.stats import RunStats
 from tether.core.status import RunStatus, SessionStatus, StepStatus
@@ -604,8 +605,8 @@ class Store(Protocol):
 
     async def erase_owner_data(self, owner: str) -> dict[str, int]:
         """Delete what owner has outside sessions, in one transaction: user and app memory, the
-        events left (user and app memory writes), UI sessions and API keys; rows deleted by
-        table."""
+        events left (user and app memory writes), schedules, UI sessions and API keys; rows
+        deleted by table."""
 
     async def count_rows(self) -> dict[str, int]:
         """Rows per table (sessions, runs, steps, messages, memory, events, api_keys)."""
@@ -616,6 +617,59 @@ class Store(Protocol):
     async def import_session(self, archive: dict[str, Any], *, owner: str | None) -> str:
         """Insert what export_session made (ids kept; events get new ids here), in one
         transaction, as owner when given; the session's id. AlreadyExists if it is here."""
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    async def create_schedule(self, schedule: Schedule) -> Schedule:
+        """Insert a schedule (its next_run_at computed by the caller)."""
+
+    async def get_schedule(self, schedule_id: str, *, owner: str | None) -> Schedule | None:
+        """The schedule, or None."""
+
+    async def list_schedules(
+        self,
+        *,
+        owner: str,
+        session_id: str | None = None,
+        agent: str | None = None,
+        enabled: bool | None = None,
+        after_id: str = "",
+        limit: int = 50,
+    ) -> list[Schedule]:
+        """The owner's schedules by id after after_id, narrowed by the arguments given."""
+
+    async def update_schedule(self, schedule: Schedule) -> Schedule | None:
+        """Write the owner's schedule's fields (all but last_run_id and created_at); None when
+        it is not there."""
+
+    async def delete_schedule(self, schedule_id: str, *, owner: str) -> bool:
+        """Delete the owner's schedule; False when it was not there. Its runs stay."""
+
+    async def due_schedules(self, *, now: datetime, limit: int = 100) -> list[Schedule]:
+        """Enabled schedules whose next_run_at has come by now, earliest first."""
+
+    async def fire_schedule(
+        self,
+        schedule: Schedule,
+        *,
+        next_run_at: datetime | None,
+        run: Run,
+        session: Session | None,
+        now: datetime,
+    ) -> Run | None:
+        """Claim the tick schedule.next_run_at (as read by due_schedules) and create its run, in
+        one transaction: the schedule's next_run_at moves to next_run_at only if it still is
+        that tick and the schedule is enabled, so of many callers exactly one wins; the others
+        get None. The winner inserts session first when given (+ session.created), then run
+        (enqueued behind the session's unfinished runs; + run.created) and records it as
+        last_run_id. A run that cannot be created (a closed or missing session) raises, and
+        nothing is written."""
+
+    async def skip_schedule_tick(
+        self, schedule: Schedule, *, next_run_at: datetime | None, enabled: bool
+    ) -> bool:
+        """Claim the tick as fire_schedule does, without a run (and pause the schedule unless
+        enabled); False when another caller claimed it first."""
 
     # -- ui sessions ---------------------------------------------------------------------------
 

@@ -1336,3 +1336,68 @@ GROUP BY s.name
 HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
 ORDER BY failed DESC, tool
 LIMIT %(limit)s;
+
+-- schedules -----------------------------------------------------------------------------------
+
+-- name: insert_schedule
+INSERT INTO schedules (id, owner, cron, timezone, agent, goal, input, session_id, metadata,
+                       end_at, enabled, next_run_at, last_run_id, created_at, updated_at)
+VALUES (%(id)s, %(owner)s, %(cron)s, %(timezone)s, %(agent)s, %(goal)s, %(input)s::jsonb,
+        %(session_id)s, %(metadata)s::jsonb, %(end_at)s, %(enabled)s, %(next_run_at)s, NULL,
+        %(created_at)s, %(updated_at)s)
+RETURNING *;
+
+-- name: schedule_by_id
+SELECT * FROM schedules WHERE id = %(id)s AND (%(owner)s::text IS NULL OR owner = %(owner)s);
+
+-- name: list_schedules
+SELECT * FROM schedules
+WHERE owner = %(owner)s AND id > %(after_id)s
+  AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
+  AND (%(agent)s::text IS NULL OR agent = %(agent)s)
+  AND (%(enabled)s::integer IS NULL OR enabled = %(enabled)s)
+ORDER BY id LIMIT %(limit)s;
+
+-- name: update_schedule
+-- Leaves last_run_id to the ticks.
+UPDATE schedules
+SET cron = %(cron)s, timezone = %(timezone)s, agent = %(agent)s, goal = %(goal)s,
+    input = %(input)s::jsonb, metadata = %(metadata)s::jsonb, end_at = %(end_at)s,
+    enabled = %(enabled)s, next_run_at = %(next_run_at)s, updated_at = %(updated_at)s
+WHERE id = %(id)s AND owner = %(owner)s
+RETURNING *;
+
+-- name: delete_schedule
+DELETE FROM schedules WHERE id = %(id)s AND owner = %(owner)s;
+
+-- name: due_schedules
+SELECT * FROM schedules WHERE enabled = 1 AND next_run_at <= %(now)s
+ORDER BY next_run_at, id LIMIT %(limit)s;
+
+-- name: claim_schedule_tick
+-- Moves the tick read (due) forward: of the workers that read it, exactly one gets the row.
+UPDATE schedules SET next_run_at = %(next_run_at)s,
+                     last_run_id = COALESCE(%(run_id)s::text, last_run_id),
+                     enabled = %(enabled)s
+WHERE id = %(id)s AND enabled = 1 AND next_run_at = %(due)s
+RETURNING *;
+
+-- name: erase_owner_schedules
+DELETE FROM schedules WHERE owner = %(owner)s;
+
+-- name: copy_count_schedules
+SELECT count(*) AS n FROM schedules;
+
+-- name: copy_page_schedules
+SELECT * FROM schedules WHERE id > %(after_id)s
+ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_schedules
+INSERT INTO schedules (id, owner, cron, timezone, agent, goal, input, session_id, metadata,
+                       end_at, enabled, next_run_at, last_run_id, created_at, updated_at)
+VALUES (%(id)s, %(owner)s, %(cron)s, %(timezone)s, %(agent)s, %(goal)s, %(input)s::jsonb,
+        %(session_id)s, %(metadata)s::jsonb, %(end_at)s, %(enabled)s, %(next_run_at)s,
+        %(last_run_id)s, %(created_at)s, %(updated_at)s);
+
+-- name: copy_clear_schedules
+DELETE FROM schedules;

@@ -8,12 +8,14 @@ from tether.store.sql.keys import KeysPart
 from tether.store.sql.memory import MemoryPart
 from tether.store.sql.retention import RetentionPart
 from tether.store.sql.routing import RoutingPart
+from tether.store.sql.schedules import SchedulesPart
 from tether.store.sql.stats import StatsPart
 from tether.store.sql.steps import StepsPart
 
 
 class SqlStore(
     RoutingPart,
+    SchedulesPart,
     StepsPart,
     CheckpointsPart,
     MemoryPart,

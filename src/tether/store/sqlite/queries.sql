@@ -1248,3 +1248,65 @@ GROUP BY s.name
 HAVING sum(CASE WHEN s.status = 'failed' OR s.status = 'in_doubt' THEN 1 ELSE 0 END) > 0
 ORDER BY failed DESC, tool
 LIMIT :limit;
+
+-- schedules -----------------------------------------------------------------------------------
+
+-- name: insert_schedule
+INSERT INTO schedules (id, owner, cron, timezone, agent, goal, input, session_id, metadata,
+                       end_at, enabled, next_run_at, last_run_id, created_at, updated_at)
+VALUES (:id, :owner, :cron, :timezone, :agent, :goal, :input, :session_id, :metadata, :end_at,
+        :enabled, :next_run_at, NULL, :created_at, :updated_at)
+RETURNING *;
+
+-- name: schedule_by_id
+SELECT * FROM schedules WHERE id = :id AND (:owner IS NULL OR owner = :owner);
+
+-- name: list_schedules
+SELECT * FROM schedules
+WHERE owner = :owner AND id > :after_id
+  AND (:session_id IS NULL OR session_id = :session_id)
+  AND (:agent IS NULL OR agent = :agent)
+  AND (:enabled IS NULL OR enabled = :enabled)
+ORDER BY id LIMIT :limit;
+
+-- name: update_schedule
+-- Leaves last_run_id to the ticks.
+UPDATE schedules
+SET cron = :cron, timezone = :timezone, agent = :agent, goal = :goal, input = :input,
+    metadata = :metadata, end_at = :end_at, enabled = :enabled, next_run_at = :next_run_at,
+    updated_at = :updated_at
+WHERE id = :id AND owner = :owner
+RETURNING *;
+
+-- name: delete_schedule
+DELETE FROM schedules WHERE id = :id AND owner = :owner;
+
+-- name: due_schedules
+SELECT * FROM schedules WHERE enabled = 1 AND next_run_at <= :now
+ORDER BY next_run_at, id LIMIT :limit;
+
+-- name: claim_schedule_tick
+-- Moves the tick read (due) forward: of the workers that read it, exactly one gets the row.
+UPDATE schedules SET next_run_at = :next_run_at, last_run_id = COALESCE(:run_id, last_run_id),
+                     enabled = :enabled
+WHERE id = :id AND enabled = 1 AND next_run_at = :due
+RETURNING *;
+
+-- name: erase_owner_schedules
+DELETE FROM schedules WHERE owner = :owner;
+
+-- name: copy_count_schedules
+SELECT count(*) AS n FROM schedules;
+
+-- name: copy_page_schedules
+SELECT * FROM schedules WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_insert_schedules
+INSERT INTO schedules (id, owner, cron, timezone, agent, goal, input, session_id, metadata,
+                       end_at, enabled, next_run_at, last_run_id, created_at, updated_at)
+VALUES (:id, :owner, :cron, :timezone, :agent, :goal, :input, :session_id, :metadata, :end_at,
+        :enabled, :next_run_at, :last_run_id, :created_at, :updated_at);
+
+-- name: copy_clear_schedules
+DELETE FROM schedules;
