@@ -34,9 +34,7 @@ async def test_a_schedule_is_created_listed_updated_and_deleted(service: Service
     paused = await service.update_schedule(first.id, enabled=False)
     assert not paused.enabled
     assert [s.id for s in (await service.list_schedules(enabled=False)).data] == [first.id]
-    moved = await service.update_schedule(
-        first.id, cron_expression="0 9 * * 1-5", timezone="Europe/Berlin"
-    )
+    moved = await service.update_schedule(first.id, cron="0 9 * * 1-5", timezone="Europe/Berlin")
     assert moved.next_run_at == datetime(2026, 1, 1, 8, tzinfo=UTC)  # 09:00 in Berlin (UTC+1)
     await service.delete_schedule(first.id)
     with pytest.raises(NotFound):

@@ -30,6 +30,7 @@ from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import field_values, page_size
 from tether.runtime.models.catalog import model_catalog
+from tether.runtime.schedule_views import AsyncSchedules
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -63,6 +64,7 @@ class AsyncTether:
         self._worker = worker
         self.sessions = AsyncSessions(self)
         self.runs = AsyncRuns(self)
+        self.schedules = AsyncSchedules(self)
         self.user_memory = AsyncUserMemory(self)
 
     def app_memory(self, app: str) -> AsyncAppMemory:

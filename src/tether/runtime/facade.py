@@ -27,6 +27,7 @@ from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import RunHandle, SessionHandle, _all_pages, page_size
 from tether.runtime.loop_thread import CallerLoops, LoopThread
 from tether.runtime.models.catalog import model_catalog
+from tether.runtime.schedule_views import Schedules
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -60,6 +61,7 @@ class Tether:
             atexit.register(self._close_at_exit)
         self.sessions = Sessions(self)
         self.runs = Runs(self)
+        self.schedules = Schedules(self)
         self.user_memory = UserMemory(self)
 
     def app_memory(self, app: str) -> AppMemory:

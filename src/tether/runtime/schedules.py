@@ -12,7 +12,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from tether.core import cron
+from tether.core.cron import parse as parse_cron
+from tether.core.cron import zone as cron_zone
 from tether.core.clock import Clock
 from tether.core.errors import NotFound, SessionClosed, SessionExpired, UsageError
 from tether.core.ids import new_id
@@ -45,7 +46,7 @@ class ScheduleOps:
 
     async def create_schedule(
         self,
-        cron_expression: str,
+        cron: str,
         *,
         agent: str | None = None,
         input: dict[str, Any] | None = None,
@@ -56,7 +57,7 @@ class ScheduleOps:
         end_at: datetime | None = None,
         enabled: bool = True,
     ) -> Schedule:
-        """A schedule creating a run of agent at each tick of cron_expression (five fields) in
+        """A schedule creating a run of agent at each tick of cron (a five-field expression) in
         timezone (IANA; UTC by default), in session_id's session or in a new session each time,
         until end_at. UsageError for an expression, zone or agent that does not work, or a
         schedule that would never fire."""
@@ -66,8 +67,8 @@ class ScheduleOps:
         schedule = Schedule(
             id=new_id(),
             owner=self.owner,
-            cron=cron.parse(cron_expression).expression,
-            timezone=cron.zone(timezone).key,
+            cron=parse_cron(cron).expression,
+            timezone=cron_zone(timezone).key,
             agent=self._agent(agent),
             goal=None if goal is None else limits.goal(goal),
             input=limits.mapping("input", input),
@@ -113,7 +114,7 @@ class ScheduleOps:
         self,
         schedule_id: str,
         *,
-        cron_expression: str | Unset = UNSET,
+        cron: str | Unset = UNSET,
         timezone: str | Unset = UNSET,
         agent: str | Unset = UNSET,
         goal: str | Unset | None = UNSET,
@@ -126,10 +127,10 @@ class ScheduleOps:
         resumed with enabled=True fires at its next tick, not for the ones it missed)."""
         old = await self.get_schedule(schedule_id)
         changes: dict[str, Any] = {}
-        if not isinstance(cron_expression, Unset):
-            changes["cron"] = cron.parse(cron_expression).expression
+        if not isinstance(cron, Unset):
+            changes["cron"] = parse_cron(cron).expression
         if not isinstance(timezone, Unset):
-            changes["timezone"] = cron.zone(timezone).key
+            changes["timezone"] = cron_zone(timezone).key
         if not isinstance(agent, Unset):
             changes["agent"] = self._agent(agent)
         if not isinstance(goal, Unset):
@@ -197,7 +198,7 @@ def _planned(schedule: Schedule, now: datetime) -> Schedule:
 
 def next_tick(schedule: Schedule, after: datetime) -> datetime | None:
     """The schedule's first tick after the moment given, or None when it has no more."""
-    found = cron.parse(schedule.cron).next_after(after, cron.zone(schedule.timezone))
+    found = parse_cron(schedule.cron).next_after(after, cron_zone(schedule.timezone))
     if found is None or (schedule.end_at is not None and found >= schedule.end_at):
         return None
     return found
