@@ -577,10 +577,10 @@ class AsyncClient:
         cron: str | Unset = UNSET,
         timezone: str | Unset = UNSET,
         agent: str | Unset = UNSET,
-        goal: str | None | Unset = UNSET,
+        goal: str | Unset | None = UNSET,
         input: dict[str, Any] | Unset = UNSET,
         metadata: dict[str, Any] | Unset = UNSET,
-        end_at: datetime | None | Unset = UNSET,
+        end_at: datetime | Unset | None = UNSET,
         enabled: bool | Unset = UNSET,
     ) -> Schedule:
         given = {

@@ -12,9 +12,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from tether.core.clock import Clock
 from tether.core.cron import parse as parse_cron
 from tether.core.cron import zone as cron_zone
-from tether.core.clock import Clock
 from tether.core.errors import NotFound, SessionClosed, SessionExpired, UsageError
 from tether.core.ids import new_id
 from tether.core.page import Page
