@@ -27,6 +27,7 @@ def test_a_due_schedule_runs_through_the_worker(tmp_path: Path) -> None:
         assert schedule.next_run_at is not None
         clock.advance((schedule.next_run_at - clock.now()).total_seconds())  # due now
         fired = eventually_sync(lambda: tt.schedules.get(schedule.id).last_run_id, what="a run")
+        assert fired is not None
         run = tt.runs.get(fired).wait(10)
         assert run.status is RunStatus.COMPLETED and run.output == {"text": "echo: report"}
         assert run.session_id == session.id and run.metadata == {"schedule_id": schedule.id}
@@ -43,8 +44,8 @@ async def test_the_async_facade_has_the_same_schedules(tmp_path: Path) -> None:
         assert (await tt.schedules.get(schedule.id)).goal == "tidy up"
         clock.advance(600)
 
-        async def fired() -> str | None:
-            return (await tt.schedules.get(schedule.id)).last_run_id
+        async def fired() -> str:
+            return (await tt.schedules.get(schedule.id)).last_run_id or ""
 
         run = await (await tt.runs.get(await eventually(fired, what="a run"))).wait(10)
         assert run.status is RunStatus.COMPLETED and run.goal == "tidy up"
