@@ -42,6 +42,7 @@ from tether.cli.retention import (
     sessions_import,
 )
 from tether.cli.roots import WorkspaceRootOption, workspace_roots
+from tether.cli.schedules import schedules_app
 from tether.cli.serve import serve
 from tether.cli.tail import tail
 from tether.core.run import Run
@@ -66,6 +67,7 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(messages_app, name="messages")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
+app.add_typer(schedules_app, name="schedules")
 app.add_typer(owners_app, name="owners")
 sessions_app.command("export")(sessions_export)
 sessions_app.command("import")(sessions_import)
