@@ -202,6 +202,21 @@ async def runs_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+#: Schedules on one page of the UI.
+SCHEDULES_PER_PAGE = 50
+
+
+async def schedules_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
+    """One page of the owner's schedules, oldest first."""
+    cursor = query.get("cursor") or None
+    found = await svc.list_schedules(limit=SCHEDULES_PER_PAGE, cursor=cursor)
+    return {
+        "schedules": found.data,
+        "next_cursor": found.next_cursor,
+        "paged": cursor is not None,
+    }
+
+
 #: The overview's periods, in hours.
 OVERVIEW_PERIODS = {"24h": 24, "7d": 7 * 24}
 
