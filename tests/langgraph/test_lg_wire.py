@@ -165,7 +165,7 @@ def test_on_disconnect_cancel_cancels_the_run_when_the_client_leaves(
     eventually_sync(lambda: client.runs.get(tid, run["run_id"])["status"] == "interrupted")
 
 
-def test_stateless_runs_and_crons_are_refused_naming_them(client: SyncLangGraphClient) -> None:
+def test_stateless_runs_are_refused_naming_them(client: SyncLangGraphClient) -> None:
     with pytest.raises(httpx.HTTPStatusError) as caught:
         client.runs.wait(None, "echo", input={"messages": [user("x")]})
     assert caught.value.response.status_code == 422
@@ -173,5 +173,3 @@ def test_stateless_runs_and_crons_are_refused_naming_them(client: SyncLangGraphC
         client.runs.create(None, "echo", input={})
     with pytest.raises(UnprocessableEntityError, match="stateless"):
         list(client.runs.stream(None, "echo", input={}))
-    with pytest.raises(UnprocessableEntityError, match="crons"):
-        client.crons.create("echo", schedule="* * * * *", input={})
