@@ -91,16 +91,16 @@ def test_a_parsed_expression_reads_back_the_same(text: str) -> None:
     expr = cron.parse(text)
     assert cron.parse(expr.expression) == expr
     assert all(0 <= m <= 59 for m in expr.minutes) and all(0 <= h <= 23 for h in expr.hours)
-    assert expr.weekdays <= set(range(7))
+    assert set(expr.weekdays) <= set(range(7))
 
 
 def test_fields_lists_ranges_steps_and_names() -> None:
     expr = cron.parse("5/20 9-17/4 1,15 JAN-mar mon-fri")
     assert expr.minutes == (5, 25, 45)
     assert expr.hours == (9, 13, 17)
-    assert expr.days == {1, 15} and expr.months == {1, 2, 3}
-    assert expr.weekdays == {1, 2, 3, 4, 5}
-    assert cron.parse("0 0 * * 7").weekdays == {0}  # 7 is Sunday too
+    assert expr.days == (1, 15) and expr.months == (1, 2, 3)
+    assert expr.weekdays == (1, 2, 3, 4, 5)
+    assert cron.parse("0 0 * * 7").weekdays == (0,)  # 7 is Sunday too
 
 
 def test_either_day_field_matches_when_both_are_restricted() -> None:

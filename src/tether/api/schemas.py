@@ -102,6 +102,8 @@ class RunCreate(_Request):
     metadata: JsonObject | None = None
     #: Start no earlier than this many seconds from now.
     after_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
+    #: An http(s) URL the run is sent to (signed with X-Tether-Signature) once it ends.
+    webhook: str | None = Field(default=None, min_length=1, max_length=2048)
 
     def options(self) -> RunOptions:
         return RunOptions(**self.model_dump(exclude={"goal"}))

@@ -40,10 +40,10 @@ class Cron:
     expression: str
     minutes: tuple[int, ...]
     hours: tuple[int, ...]
-    days: frozenset[int]
-    months: frozenset[int]
+    days: tuple[int, ...]
+    months: tuple[int, ...]
     #: 0 = Sunday … 6 = Saturday.
-    weekdays: frozenset[int]
+    weekdays: tuple[int, ...]
     #: The day-of-month field is not ``*``.
     days_restricted: bool
     #: The day-of-week field is not ``*``.
@@ -115,13 +115,13 @@ def parse(expression: str) -> Cron:
             "day-of-week"
         )
     values = [_field(part, *spec) for part, spec in zip(parts, _FIELDS, strict=True)]
-    weekdays = frozenset(d % 7 for d in values[4])
+    weekdays = tuple(sorted({d % 7 for d in values[4]}))
     return Cron(
         expression=" ".join(parts),
         minutes=tuple(sorted(values[0])),
         hours=tuple(sorted(values[1])),
-        days=frozenset(values[2]),
-        months=frozenset(values[3]),
+        days=tuple(sorted(values[2])),
+        months=tuple(sorted(values[3])),
         weekdays=weekdays,
         days_restricted=parts[2] != "*",
         weekdays_restricted=parts[4] != "*",

@@ -32,6 +32,7 @@ from tether.core.stats import RunStats
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
+from tether.core.webhook import WebhookDelivery
 from tether.store.changes import ChangeFeed
 from tether.store.checkpoint import (
     ChannelValue,
@@ -254,6 +255,7 @@ class Store(Protocol):
         messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
         held_by: str | None = None,
         lease_seconds: float = 0.0,
+        webhook: tuple[str, str] | None = None,
     ) -> tuple[Run, bool]:
         """Insert a ready run (seq assigned here) into an active session (+ run.created).
 
@@ -264,6 +266,8 @@ class Store(Protocol):
         written by the new run (+ message.added each), so no worker sees the run without them.
         held_by: the caller executes the run itself (a framework's runner), so it starts at once,
         running and leased to that worker for lease_seconds (+ run.started): no worker claims it.
+        webhook (url, shape): a pending delivery of the run to url once it ends, in the same
+        transaction (see due_webhook_deliveries).
         """
 
     async def get_run(
@@ -605,8 +609,8 @@ class Store(Protocol):
 
     async def erase_owner_data(self, owner: str) -> dict[str, int]:
         """Delete what owner has outside sessions, in one transaction: user and app memory, the
-        events left (user and app memory writes), schedules, UI sessions and API keys; rows
-        deleted by table."""
+        events left (user and app memory writes), schedules, webhook deliveries and secrets, UI
+        sessions and API keys; rows deleted by table."""
 
     async def count_rows(self) -> dict[str, int]:
         """Rows per table (sessions, runs, steps, messages, memory, events, api_keys)."""
@@ -670,6 +674,43 @@ class Store(Protocol):
     ) -> bool:
         """Claim the tick as fire_schedule does, without a run (and pause the schedule unless
         enabled); False when another caller claimed it first."""
+
+    # -- webhooks ------------------------------------------------------------------------------
+
+    async def due_webhook_deliveries(
+        self, *, now: datetime, limit: int = 20
+    ) -> list[WebhookDelivery]:
+        """Pending deliveries whose run has ended and whose next_attempt_at has come by now,
+        earliest first (with their run's session)."""
+
+    async def claim_webhook_delivery(
+        self, delivery: WebhookDelivery, *, lease_until: datetime, now: datetime
+    ) -> WebhookDelivery | None:
+        """Take the delivery for one attempt: its next_attempt_at moves from the value read to
+        lease_until and its attempts count up, only if it still is that value (of many callers
+        one wins; the others get None). A caller that dies mid-attempt leaves it to be taken
+        again after lease_until."""
+
+    async def end_webhook_attempt(
+        self,
+        delivery: WebhookDelivery,
+        *,
+        outcome: str,
+        next_attempt_at: datetime | None,
+        status_code: int | None,
+        error: str | None,
+        now: datetime,
+    ) -> bool:
+        """Record the attempt claimed (delivery as claim_webhook_delivery returned it) with a
+        run.webhook event, in one transaction: outcome delivered or failed ends the delivery,
+        retrying leaves it pending until next_attempt_at. False when the attempt is no longer
+        this caller's (its lease passed and another caller took it)."""
+
+    async def webhook_secret(self, owner: str, *, candidate: str, now: datetime) -> str:
+        """The owner's webhook signing secret; candidate becomes it when the owner has none."""
+
+    async def rotate_webhook_secret(self, owner: str, *, secret: str, now: datetime) -> str:
+        """Replace the owner's webhook signing secret with secret."""
 
     # -- ui sessions ---------------------------------------------------------------------------
 

@@ -100,6 +100,13 @@ TABLES: tuple[Table, ...] = (
         "next_run_at last_run_id created_at updated_at",
         "input metadata",
     ),
+    _table(
+        "webhook_deliveries",
+        "id",
+        "id run_id owner url shape status attempts next_attempt_at created_at updated_at",
+        "",
+    ),
+    _table("webhook_secrets", "owner", "owner secret created_at", ""),
     _table("checkpoint_threads", "id", "id session_id", "", (0,)),
     _table(
         "checkpoints",

@@ -1401,3 +1401,78 @@ VALUES (%(id)s, %(owner)s, %(cron)s, %(timezone)s, %(agent)s, %(goal)s, %(input)
 
 -- name: copy_clear_schedules
 DELETE FROM schedules;
+
+-- webhooks ------------------------------------------------------------------------------------
+
+-- name: insert_webhook_delivery
+INSERT INTO webhook_deliveries (id, run_id, owner, url, shape, next_attempt_at, created_at,
+                                updated_at)
+VALUES (%(id)s, %(run_id)s, %(owner)s, %(url)s, %(shape)s, %(next_attempt_at)s, %(created_at)s, %(created_at)s);
+
+-- name: due_webhook_deliveries
+-- Pending deliveries of ended runs whose (retry or lease) time has come, earliest first.
+SELECT d.*, r.session_id AS session_id FROM webhook_deliveries AS d
+JOIN runs AS r ON r.id = d.run_id
+WHERE d.status = 'pending' AND d.next_attempt_at <= %(now)s
+  AND r.status IN ('completed', 'failed', 'timed_out', 'cancelled')
+ORDER BY d.next_attempt_at, d.id LIMIT %(limit)s;
+
+-- name: claim_webhook_delivery
+-- Moves the time read (seen) on to the end of this attempt's lease: one worker at a time.
+UPDATE webhook_deliveries SET next_attempt_at = %(lease_until)s, attempts = attempts + 1,
+                              updated_at = %(now)s
+WHERE id = %(id)s AND status = 'pending' AND next_attempt_at = %(seen)s
+RETURNING *;
+
+-- name: end_webhook_attempt
+UPDATE webhook_deliveries SET status = %(status)s, next_attempt_at = %(next_attempt_at)s,
+                              updated_at = %(now)s
+WHERE id = %(id)s AND status = 'pending' AND attempts = %(attempts)s
+RETURNING *;
+
+-- name: webhook_secret
+SELECT * FROM webhook_secrets WHERE owner = %(owner)s;
+
+-- name: put_webhook_secret
+INSERT INTO webhook_secrets (owner, secret, created_at) VALUES (%(owner)s, %(secret)s, %(created_at)s)
+ON CONFLICT (owner) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at
+RETURNING *;
+
+-- name: insert_webhook_secret_if_none
+INSERT INTO webhook_secrets (owner, secret, created_at) VALUES (%(owner)s, %(secret)s, %(created_at)s)
+ON CONFLICT (owner) DO NOTHING;
+
+-- name: erase_owner_webhook_deliveries
+DELETE FROM webhook_deliveries WHERE owner = %(owner)s;
+
+-- name: erase_owner_webhook_secrets
+DELETE FROM webhook_secrets WHERE owner = %(owner)s;
+
+-- name: copy_count_webhook_deliveries
+SELECT count(*) AS n FROM webhook_deliveries;
+
+-- name: copy_page_webhook_deliveries
+SELECT * FROM webhook_deliveries WHERE id > %(after_id)s
+ORDER BY id LIMIT %(limit)s;
+
+-- name: copy_insert_webhook_deliveries
+INSERT INTO webhook_deliveries (id, run_id, owner, url, shape, status, attempts, next_attempt_at,
+                                created_at, updated_at)
+VALUES (%(id)s, %(run_id)s, %(owner)s, %(url)s, %(shape)s, %(status)s, %(attempts)s, %(next_attempt_at)s, %(created_at)s,
+        %(updated_at)s);
+
+-- name: copy_clear_webhook_deliveries
+DELETE FROM webhook_deliveries;
+
+-- name: copy_count_webhook_secrets
+SELECT count(*) AS n FROM webhook_secrets;
+
+-- name: copy_page_webhook_secrets
+SELECT * FROM webhook_secrets WHERE owner > %(after_owner)s
+ORDER BY owner LIMIT %(limit)s;
+
+-- name: copy_insert_webhook_secrets
+INSERT INTO webhook_secrets (owner, secret, created_at) VALUES (%(owner)s, %(secret)s, %(created_at)s);
+
+-- name: copy_clear_webhook_secrets
+DELETE FROM webhook_secrets;

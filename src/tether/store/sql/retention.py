@@ -89,6 +89,8 @@ class RetentionPart(SqlBase):
                 ),
                 "events": await tx.run("erase_owner_events", owner=owner),
                 "schedules": await tx.run("erase_owner_schedules", owner=owner),
+                "webhook_deliveries": await tx.run("erase_owner_webhook_deliveries", owner=owner),
+                "webhook_secrets": await tx.run("erase_owner_webhook_secrets", owner=owner),
                 "ui_sessions": await tx.run("erase_owner_ui_sessions", owner=owner),
                 "api_keys": await tx.run("erase_owner_api_keys", owner=owner),
             }

@@ -51,9 +51,10 @@ class RunsPart(SessionsPart):
         messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
         held_by: str | None = None,
         lease_seconds: float = 0.0,
+        webhook: tuple[str, str] | None = None,
     ) -> tuple[Run, bool]:
         async with self._db.write() as tx:
-            return await self._create_run_in(
+            created, new = await self._create_run_in(
                 tx,
                 run,
                 owner=owner,
@@ -63,6 +64,19 @@ class RunsPart(SessionsPart):
                 held_by=held_by,
                 lease_seconds=lease_seconds,
             )
+            if new and webhook is not None:
+                url, shape = webhook
+                await tx.run(
+                    "insert_webhook_delivery",
+                    id=new_id(),
+                    run_id=created.id,
+                    owner=created.owner,
+                    url=url,
+                    shape=shape,
+                    next_attempt_at=to_us(now),
+                    created_at=to_us(now),
+                )
+        return created, new
 
     async def _create_run_in(
         self,
