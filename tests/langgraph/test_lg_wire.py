@@ -106,7 +106,6 @@ def test_what_the_client_sends_by_default_is_accepted(
 
 
 REFUSED: list[tuple[str, dict[str, Any]]] = [
-    ("webhook", {"webhook": "https://example.com/hook"}),
     ("interrupt_before", {"interrupt_before": ["agent"]}),
     ("interrupt_after", {"interrupt_after": "*"}),
     ("checkpoint_id", {"checkpoint_id": "00000000-0000-4000-8000-000000000000"}),

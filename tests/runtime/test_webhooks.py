@@ -8,10 +8,8 @@ import hashlib
 import hmac
 import ipaddress
 import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import pytest
 import tether
 from tests.support import TEST_SETTINGS
 from tests.waiting import eventually_sync
+from tests.webhook_listener import Listener, listening, verify
 from tether.core.clock import ManualClock
 from tether.core.errors import UsageError
 from tether.core.event import EventType
@@ -29,44 +28,10 @@ from tether.runtime.webhooks import WebhookPolicy, backoff, signature
 SETTINGS = replace(TEST_SETTINGS, webhook_interval=0.02, webhook_allow=("127.0.0.1",))
 
 
-@dataclass
-class Listener:
-    """An HTTP server on 127.0.0.1 that records what it is sent and answers the codes queued."""
-
-    codes: list[int] = field(default_factory=list)
-    received: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
-    url: str = ""
-
-
 @pytest.fixture
 def listener() -> Iterator[Listener]:
-    heard = Listener()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            heard.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
-            self.send_response(heard.codes.pop(0) if heard.codes else 200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    heard.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/tether?x=1"
-    yield heard
-    server.shutdown()
-    server.server_close()
-    thread.join()
-
-
-def _verify(secret: str, headers: dict[str, str], body: bytes) -> None:
-    parts = dict(item.split("=", 1) for item in headers["x-tether-signature"].split(","))
-    expected = hmac.new(secret.encode(), f"{parts['t']}.".encode() + body, hashlib.sha256)
-    assert hmac.compare_digest(parts["v1"], expected.hexdigest())
+    with listening() as heard:
+        yield heard
 
 
 def test_an_ended_run_is_posted_signed(tmp_path: Path, listener: Listener) -> None:
@@ -78,7 +43,7 @@ def test_an_ended_run_is_posted_signed(tmp_path: Path, listener: Listener) -> No
         assert run.status is RunStatus.COMPLETED
         eventually_sync(lambda: listener.received, what="the webhook")
         headers, body = listener.received[0]
-        _verify(secret, headers, body)
+        verify(secret, headers, body)
         assert headers["content-type"] == "application/json"
         sent = json.loads(body)
         assert sent["id"] == run.id and sent["status"] == "completed"

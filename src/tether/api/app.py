@@ -85,6 +85,7 @@ def create_app(
         workspace_roots=(
             base.workspace_roots if settings.workspace_roots is None else settings.workspace_roots
         ),
+        webhook_allow=base.webhook_allow + settings.webhook_allow,
     )
     metrics = create_metrics() if settings.metrics else None
 

@@ -18,6 +18,7 @@ from tether.cli.app import DbOption, UnroutableAfterOption, fail, finite, handle
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
 from tether.cli.roots import WorkspaceRootOption, announce, workspace_roots
+from tether.cli.webhooks import WebhookAllowOption, webhook_allow
 from tether.core import hosts
 from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
@@ -169,6 +170,7 @@ def serve(
     redact: RedactOption = True,
     redact_pattern: RedactPatternOption = None,
     workspace_root: WorkspaceRootOption = None,
+    webhook_allowed: WebhookAllowOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     try:
@@ -223,6 +225,7 @@ def serve(
         prune_expired_after=prune_expired,
         redactor=redacting,
         workspace_roots=roots,
+        webhook_allow=webhook_allow(webhook_allowed),
     )
     try:
         run(

@@ -162,8 +162,21 @@ async def run_view(svc: Service, run_id: str) -> dict[str, Any]:
         "promoted": in_session,
         "unroutable": await _unroutable(svc, [run]),
         "live": None if run.is_terminal else live,
+        "webhooks": await _webhook_attempts(svc, run) if run.is_terminal else [],
         "now": now,
     }
+
+
+async def _webhook_attempts(svc: Service, run: Run) -> list[dict[str, Any]]:
+    """The attempts to deliver the run's webhook (its run.webhook events), oldest first."""
+    found: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        events = await svc.list_events(run_id=run.id, after_id=after, limit=1000)
+        found += [{**e.data, "at": e.created_at} for e in events if e.type == EventType.RUN_WEBHOOK]
+        if len(events) < 1000:
+            return found
+        after = events[-1].id
 
 
 async def runs_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:

@@ -123,12 +123,20 @@ def _keep_threads(request: dict[str, Any]) -> None:
         )
 
 
+def _no_webhook(request: dict[str, Any]) -> None:
+    if request.get("webhook"):
+        raise refuse(
+            "body.webhook", "a cron's runs call no webhook: give one to runs you start yourself"
+        )
+
+
 async def _create(svc: Service, thread_id: str | None, body: Any) -> Response:
     request = obj(body)
     schedule = request.get("schedule")
     if not isinstance(schedule, str):
         raise UsageError("body.schedule is required: a cron expression such as '0 9 * * *'")
     _keep_threads(request)
+    _no_webhook(request)
     run_part = {k: v for k, v in request.items() if k not in _SCHEDULE_KEYS}
     run_part.pop("multitask_strategy", None)  # each tick's run waits its turn (enqueue)
     req = launch.parse(run_part, svc.agents)
@@ -240,6 +248,7 @@ async def update_cron(svc: Owned, cron_id: str, body: Json = None) -> Response:
     request = obj(body or {})
     check_keys("body", request, _UPDATE_KEYS)
     _keep_threads(request)
+    _no_webhook(request)
     old = await svc.get_schedule(cron_id)
     changes: dict[str, Any] = {}
     if "schedule" in request:
