@@ -18,6 +18,8 @@ from tests.serving import cli
 from tests.waiting import eventually_sync
 from tests.webhook_listener import Listener, listening, verify
 
+import tether
+
 
 @pytest.fixture(scope="module")
 def allowing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
@@ -85,6 +87,14 @@ def _page_with_webhook(browser: httpx.Client, cookie: dict[str, str], run_id: st
     page = browser.get(f"/ui/runs/{run_id}", headers=cookie)
     assert page.status_code == 200
     return page.text if 'id="webhook"' in page.text else ""
+
+
+def test_the_secret_over_http_is_the_one_the_cli_shows(allowing: Server) -> None:
+    with tether.connect(allowing.url, api_key=allowing.keys["bob"]) as tt:
+        secret = tt.webhook_secret()
+        assert _secret(allowing.db, "bob") == secret
+        rotated = tt.webhook_secret(rotate=True)
+        assert rotated != secret and _secret(allowing.db, "bob") == rotated
 
 
 def test_a_private_webhook_is_refused(allowing: Server) -> None:

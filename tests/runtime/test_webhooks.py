@@ -36,8 +36,8 @@ def listener() -> Iterator[Listener]:
 
 def test_an_ended_run_is_posted_signed(tmp_path: Path, listener: Listener) -> None:
     with tether.open(tmp_path / "t.db", settings=SETTINGS) as tt:
-        secret = tt.service.webhook_secret()
-        assert secret == tt.service.webhook_secret() and secret.startswith("whsec_")
+        secret = tt.webhook_secret()
+        assert secret == tt.webhook_secret() and secret.startswith("whsec_")
         session = tt.sessions.create()
         run = session.runs.create("greet", input={"text": "hi"}, webhook=listener.url).wait(10)
         assert run.status is RunStatus.COMPLETED
@@ -50,8 +50,8 @@ def test_an_ended_run_is_posted_signed(tmp_path: Path, listener: Listener) -> No
         assert sent["output"] == {"text": "echo: hi"}
         events = eventually_sync(lambda: _webhook_events(tt, run.id), what="the event")
         assert events[0]["outcome"] == "delivered" and events[0]["status_code"] == 200
-        rotated = tt.service.webhook_secret(rotate=True)
-        assert rotated != secret and tt.service.webhook_secret() == rotated
+        rotated = tt.webhook_secret(rotate=True)
+        assert rotated != secret and tt.webhook_secret() == rotated
 
 
 def _webhook_events(tt: tether.Tether, run_id: str) -> list[dict[str, Any]]:

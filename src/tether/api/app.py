@@ -29,7 +29,7 @@ from tether.api.empty_query import EmptyQuery
 from tether.api.hosts import CheckHost
 from tether.api.langgraph import routers as langgraph_routers
 from tether.api.native_telemetry import without_native_tracing
-from tether.api.routes import events, health, memory, runs, schedules, sessions
+from tether.api.routes import events, health, memory, runs, schedules, sessions, webhooks
 from tether.api.settings import ApiSettings
 from tether.api.utf8 import Utf8Only
 from tether.core.clock import Clock
@@ -155,6 +155,7 @@ def create_app(
         events.router,
         memory.router,
         schedules.router,
+        webhooks.router,
         *langgraph_routers,
     ):
         api.include_router(router)

@@ -194,6 +194,11 @@ class Schedule(BaseModel):
     last_run_id: str | None
 
 
+class WebhookSecret(BaseModel):
+    #: The HMAC-SHA256 key of X-Tether-Signature.
+    secret: str
+
+
 class SchedulePage(BaseModel):
     data: list[Schedule]
     next_cursor: str | None

@@ -600,6 +600,10 @@ class AsyncClient:
     async def delete_schedule(self, schedule_id: str) -> None:
         await self.request("DELETE", f"/v1/schedules/{_seg(schedule_id)}")
 
+    async def webhook_secret(self, *, rotate: bool = False) -> str:
+        method = "POST" if rotate else "GET"
+        return str((await self.request(method, "/v1/webhooks/secret"))["secret"])
+
     def stream_events(
         self,
         *,

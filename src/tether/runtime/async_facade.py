@@ -67,6 +67,10 @@ class AsyncTether:
         self.schedules = AsyncSchedules(self)
         self.user_memory = AsyncUserMemory(self)
 
+    async def webhook_secret(self, *, rotate: bool = False) -> str:
+        """The secret this owner's webhooks are signed with; with rotate, a new one."""
+        return await self.backend.webhook_secret(rotate=rotate)
+
     def app_memory(self, app: str) -> AsyncAppMemory:
         """The memory every session of app shares (this owner's app only)."""
         return AsyncAppMemory(self, limits.app(app) or "")

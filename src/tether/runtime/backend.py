@@ -296,6 +296,10 @@ class Backend(Protocol):
 
     async def delete_schedule(self, schedule_id: str) -> None: ...
 
+    # -- webhooks ------------------------------------------------------------------------------
+
+    async def webhook_secret(self, *, rotate: bool = False) -> str: ...
+
 
 if TYPE_CHECKING:
     from tether.runtime.service import Service

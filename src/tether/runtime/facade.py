@@ -136,6 +136,11 @@ class Tether:
         imported = self._backend.import_session(archive, keep_owner=keep_owner)
         return SessionHandle.bind(self._call(imported), self)
 
+    def webhook_secret(self, *, rotate: bool = False) -> str:
+        """The secret this owner's webhooks are signed with (X-Tether-Signature: HMAC-SHA256
+        of "<t>." + body); with rotate, a new one."""
+        return self._call(self._backend.webhook_secret(rotate=rotate))
+
     def live_agents(self) -> set[str] | None:
         """The agents the running workers sharing the database have; None over HTTP (the
         server does not say)."""
