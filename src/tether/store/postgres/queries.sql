@@ -1442,6 +1442,12 @@ RETURNING *;
 INSERT INTO webhook_secrets (owner, secret, created_at) VALUES (%(owner)s, %(secret)s, %(created_at)s)
 ON CONFLICT (owner) DO NOTHING;
 
+-- name: delete_session_webhook_deliveries
+DELETE FROM webhook_deliveries WHERE run_id IN (SELECT id FROM runs WHERE session_id = %(id)s);
+
+-- name: delete_run_webhook_deliveries
+DELETE FROM webhook_deliveries WHERE run_id = %(run_id)s;
+
 -- name: erase_owner_webhook_deliveries
 DELETE FROM webhook_deliveries WHERE owner = %(owner)s;
 

@@ -547,6 +547,7 @@ class RunsPart(SessionsPart):
                 "delete_run_promotions",
                 "delete_run_steps",
                 "delete_run_messages",
+                "delete_run_webhook_deliveries",
             ):
                 await tx.run(name, run_id=run_id)
             if await tx.run("delete_run", run_id=run_id) != 1:  # a concurrent delete won
