@@ -1425,9 +1425,11 @@ WHERE id = %(id)s AND status = 'pending' AND next_attempt_at = %(seen)s
 RETURNING *;
 
 -- name: end_webhook_attempt
+-- Only the attempt claimed (attempts and lease as the claim left them), once.
 UPDATE webhook_deliveries SET status = %(status)s, next_attempt_at = %(next_attempt_at)s,
                               updated_at = %(now)s
 WHERE id = %(id)s AND status = 'pending' AND attempts = %(attempts)s
+  AND next_attempt_at = %(lease)s
 RETURNING *;
 
 -- name: webhook_secret

@@ -76,6 +76,7 @@ class WebhooksPart(SqlBase):
                 id=delivery.id,
                 status=status,
                 attempts=delivery.attempts,
+                lease=to_us(delivery.next_attempt_at),
                 next_attempt_at=opt_us(next_attempt_at) or to_us(now),
                 now=to_us(now),
             )

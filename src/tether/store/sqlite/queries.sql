@@ -1334,9 +1334,10 @@ WHERE id = :id AND status = 'pending' AND next_attempt_at = :seen
 RETURNING *;
 
 -- name: end_webhook_attempt
+-- Only the attempt claimed (attempts and lease as the claim left them), once.
 UPDATE webhook_deliveries SET status = :status, next_attempt_at = :next_attempt_at,
                               updated_at = :now
-WHERE id = :id AND status = 'pending' AND attempts = :attempts
+WHERE id = :id AND status = 'pending' AND attempts = :attempts AND next_attempt_at = :lease
 RETURNING *;
 
 -- name: webhook_secret
