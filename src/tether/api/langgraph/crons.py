@@ -110,10 +110,6 @@ def _end_time(value: Any) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _timezone(request: dict[str, Any]) -> str | None:
-    return opt_str(request, "timezone")
-
-
 def _keep_threads(request: dict[str, Any]) -> None:
     if request.get("on_run_completed") not in (None, "keep"):
         one_of(request["on_run_completed"], ("delete", "keep"), "body.on_run_completed")
@@ -150,7 +146,7 @@ async def _create(svc: Service, thread_id: str | None, body: Any) -> Response:
         input=req.input or {},
         goal=launch.goal_of(req.input, req.agent),
         session_id=thread_id,
-        timezone=_timezone(request),
+        timezone=opt_str(request, "timezone"),
         metadata={**req.metadata, LG_KEY: _lg_options(req)},
         end_at=_end_time(request.get("end_time")),
         enabled=opt_bool(request, "enabled") is not False,
@@ -254,7 +250,7 @@ async def update_cron(svc: Owned, cron_id: str, body: Json = None) -> Response:
     if "schedule" in request:
         changes["cron"] = request["schedule"]
     if "timezone" in request:
-        changes["timezone"] = _timezone(request)
+        changes["timezone"] = opt_str(request, "timezone")
     if "end_time" in request:
         changes["end_at"] = _end_time(request["end_time"])
     if request.get("enabled") is not None:
