@@ -24,7 +24,7 @@ def test_schedules_from_the_command_line(tmp_path: Path) -> None:
     assert schedule["session_id"] == session.id and schedule["timezone"] == "Europe/Paris"
     listed = json.loads(cli("schedules", "list", "--db", db, "--json").stdout)["data"]
     assert [s["id"] for s in listed] == [schedule["id"]]
-    table = cli("schedules", "list", "--db", db)
+    table = cli("schedules", "list", "--db", db, env={"COLUMNS": "200"})
     assert "0 9 * * mon-fri" in table.stdout and "enabled" in table.stdout
 
     paused = cli("schedules", "pause", schedule["id"], "--db", db, "--json")

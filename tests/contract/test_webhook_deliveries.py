@@ -26,7 +26,7 @@ async def test_a_delivery_is_taken_by_one_store_and_recorded(
     await service.cancel_run(run.id)
     (due,) = await store.due_webhook_deliveries(now=clock.now())
     assert (due.run_id, due.session_id, due.url, due.shape) == (run.id, session.id, URL, "native")
-    assert due.attempts == 0 and due.status == "pending"
+    assert due.attempts == 0 and due.state == "pending"
 
     nodes = [backend.open(db_url) for _ in range(3)]
     try:

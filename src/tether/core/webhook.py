@@ -18,7 +18,7 @@ class WebhookDelivery:
     #: How the body shows the run: native (as /v1 does) or langgraph.
     shape: str
     #: pending, delivered or failed.
-    status: str
+    state: str
     #: Attempts made (or being made) so far.
     attempts: int
     #: When it may be tried next (while an attempt runs: the end of its lease).

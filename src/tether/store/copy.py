@@ -103,7 +103,7 @@ TABLES: tuple[Table, ...] = (
     _table(
         "webhook_deliveries",
         "id",
-        "id run_id owner url shape status attempts next_attempt_at created_at updated_at",
+        "id run_id owner url shape state attempts next_attempt_at created_at updated_at",
         "",
     ),
     _table("webhook_secrets", "owner", "owner secret created_at", ""),

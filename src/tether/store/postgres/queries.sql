@@ -1413,7 +1413,7 @@ VALUES (%(id)s, %(run_id)s, %(owner)s, %(url)s, %(shape)s, %(next_attempt_at)s, 
 -- Pending deliveries of ended runs whose (retry or lease) time has come, earliest first.
 SELECT d.*, r.session_id AS session_id FROM webhook_deliveries AS d
 JOIN runs AS r ON r.id = d.run_id
-WHERE d.status = 'pending' AND d.next_attempt_at <= %(now)s
+WHERE d.state = 'pending' AND d.next_attempt_at <= %(now)s
   AND r.status IN ('completed', 'failed', 'timed_out', 'cancelled')
 ORDER BY d.next_attempt_at, d.id LIMIT %(limit)s;
 
@@ -1421,14 +1421,14 @@ ORDER BY d.next_attempt_at, d.id LIMIT %(limit)s;
 -- Moves the time read (seen) on to the end of this attempt's lease: one worker at a time.
 UPDATE webhook_deliveries SET next_attempt_at = %(lease_until)s, attempts = attempts + 1,
                               updated_at = %(now)s
-WHERE id = %(id)s AND status = 'pending' AND next_attempt_at = %(seen)s
+WHERE id = %(id)s AND state = 'pending' AND next_attempt_at = %(seen)s
 RETURNING *;
 
 -- name: end_webhook_attempt
 -- Only the attempt claimed (attempts and lease as the claim left them), once.
-UPDATE webhook_deliveries SET status = %(status)s, next_attempt_at = %(next_attempt_at)s,
+UPDATE webhook_deliveries SET state = %(state)s, next_attempt_at = %(next_attempt_at)s,
                               updated_at = %(now)s
-WHERE id = %(id)s AND status = 'pending' AND attempts = %(attempts)s
+WHERE id = %(id)s AND state = 'pending' AND attempts = %(attempts)s
   AND next_attempt_at = %(lease)s
 RETURNING *;
 
@@ -1464,9 +1464,9 @@ SELECT * FROM webhook_deliveries WHERE id > %(after_id)s
 ORDER BY id LIMIT %(limit)s;
 
 -- name: copy_insert_webhook_deliveries
-INSERT INTO webhook_deliveries (id, run_id, owner, url, shape, status, attempts, next_attempt_at,
+INSERT INTO webhook_deliveries (id, run_id, owner, url, shape, state, attempts, next_attempt_at,
                                 created_at, updated_at)
-VALUES (%(id)s, %(run_id)s, %(owner)s, %(url)s, %(shape)s, %(status)s, %(attempts)s, %(next_attempt_at)s, %(created_at)s,
+VALUES (%(id)s, %(run_id)s, %(owner)s, %(url)s, %(shape)s, %(state)s, %(attempts)s, %(next_attempt_at)s, %(created_at)s,
         %(updated_at)s);
 
 -- name: copy_clear_webhook_deliveries

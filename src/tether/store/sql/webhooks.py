@@ -20,7 +20,7 @@ def _delivery(row: Row, session_id: str) -> WebhookDelivery:
         owner=row["owner"],
         url=row["url"],
         shape=row["shape"],
-        status=row["status"],
+        state=row["state"],
         attempts=row["attempts"],
         next_attempt_at=from_us(row["next_attempt_at"]),
         created_at=from_us(row["created_at"]),
@@ -61,7 +61,7 @@ class WebhooksPart(SqlBase):
         error: str | None,
         now: datetime,
     ) -> bool:
-        status = "pending" if outcome == "retrying" else outcome
+        state = "pending" if outcome == "retrying" else outcome
         data: dict[str, Any] = {
             "url": delivery.url,
             "attempt": delivery.attempts,
@@ -74,7 +74,7 @@ class WebhooksPart(SqlBase):
             row = await tx.one(
                 "end_webhook_attempt",
                 id=delivery.id,
-                status=status,
+                state=state,
                 attempts=delivery.attempts,
                 lease=to_us(delivery.next_attempt_at),
                 next_attempt_at=opt_us(next_attempt_at) or to_us(now),

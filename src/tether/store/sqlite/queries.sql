@@ -1322,7 +1322,7 @@ VALUES (:id, :run_id, :owner, :url, :shape, :next_attempt_at, :created_at, :crea
 -- Pending deliveries of ended runs whose (retry or lease) time has come, earliest first.
 SELECT d.*, r.session_id AS session_id FROM webhook_deliveries AS d
 JOIN runs AS r ON r.id = d.run_id
-WHERE d.status = 'pending' AND d.next_attempt_at <= :now
+WHERE d.state = 'pending' AND d.next_attempt_at <= :now
   AND r.status IN ('completed', 'failed', 'timed_out', 'cancelled')
 ORDER BY d.next_attempt_at, d.id LIMIT :limit;
 
@@ -1330,14 +1330,14 @@ ORDER BY d.next_attempt_at, d.id LIMIT :limit;
 -- Moves the time read (seen) on to the end of this attempt's lease: one worker at a time.
 UPDATE webhook_deliveries SET next_attempt_at = :lease_until, attempts = attempts + 1,
                               updated_at = :now
-WHERE id = :id AND status = 'pending' AND next_attempt_at = :seen
+WHERE id = :id AND state = 'pending' AND next_attempt_at = :seen
 RETURNING *;
 
 -- name: end_webhook_attempt
 -- Only the attempt claimed (attempts and lease as the claim left them), once.
-UPDATE webhook_deliveries SET status = :status, next_attempt_at = :next_attempt_at,
+UPDATE webhook_deliveries SET state = :state, next_attempt_at = :next_attempt_at,
                               updated_at = :now
-WHERE id = :id AND status = 'pending' AND attempts = :attempts AND next_attempt_at = :lease
+WHERE id = :id AND state = 'pending' AND attempts = :attempts AND next_attempt_at = :lease
 RETURNING *;
 
 -- name: webhook_secret
@@ -1372,9 +1372,9 @@ SELECT * FROM webhook_deliveries WHERE id > :after_id
 ORDER BY id LIMIT :limit;
 
 -- name: copy_insert_webhook_deliveries
-INSERT INTO webhook_deliveries (id, run_id, owner, url, shape, status, attempts, next_attempt_at,
+INSERT INTO webhook_deliveries (id, run_id, owner, url, shape, state, attempts, next_attempt_at,
                                 created_at, updated_at)
-VALUES (:id, :run_id, :owner, :url, :shape, :status, :attempts, :next_attempt_at, :created_at,
+VALUES (:id, :run_id, :owner, :url, :shape, :state, :attempts, :next_attempt_at, :created_at,
         :updated_at);
 
 -- name: copy_clear_webhook_deliveries

@@ -36,14 +36,14 @@ CREATE TABLE webhook_deliveries (
     -- The run's shape in the body: native (/v1) or langgraph.
     shape            text NOT NULL,
     -- pending, delivered or failed (gave up).
-    status           text NOT NULL DEFAULT 'pending',
+    state            text NOT NULL DEFAULT 'pending',
     attempts         integer NOT NULL DEFAULT 0,
     next_attempt_at  bigint NOT NULL,
     created_at       bigint NOT NULL,
     updated_at       bigint NOT NULL
 );
 CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (next_attempt_at)
-    WHERE status = 'pending';
+    WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_by_run ON webhook_deliveries (run_id);
 
 -- The secret each owner's webhooks are signed with (HMAC-SHA256): kept as is, since signing
