@@ -14,13 +14,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
-import http.client
 import ipaddress
 import json
 import logging
 import secrets
 import socket
-import ssl
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -156,43 +154,6 @@ def new_secret() -> str:
     return "whsec_" + secrets.token_urlsafe(32)
 
 
-class _PinnedHTTP(http.client.HTTPConnection):
-    """HTTP to the address checked, with the URL's host in the Host header."""
-
-    def __init__(self, target: Target) -> None:
-        super().__init__(target.host, target.port, timeout=TIMEOUT)
-        self._address = target.address
-
-    def connect(self) -> None:
-        self.sock = socket.create_connection((str(self._address), self.port), self.timeout)
-
-
-class _PinnedHTTPS(http.client.HTTPSConnection):
-    """HTTPS to the address checked; the certificate is checked against the URL's host."""
-
-    def __init__(self, target: Target) -> None:
-        super().__init__(target.host, target.port, timeout=TIMEOUT)
-        self._address = target.address
-        self._tls = ssl.create_default_context()
-
-    def connect(self) -> None:
-        raw = socket.create_connection((str(self._address), self.port), self.timeout)
-        self.sock = self._tls.wrap_socket(raw, server_hostname=self.host)
-
-
-def post(policy: WebhookPolicy, url: str, body: bytes, headers: dict[str, str]) -> int:
-    """POST body to url (checked again, connected to the address checked); the status code."""
-    target = policy.check(url)
-    connection = _PinnedHTTPS(target) if target.scheme == "https" else _PinnedHTTP(target)
-    try:
-        connection.request("POST", target.path, body=body, headers=headers)
-        response = connection.getresponse()
-        response.read(64 * 1024)
-        return response.status
-    finally:
-        connection.close()
-
-
 def backoff(attempts: int) -> float:
     """Seconds to wait after the given number of failed attempts."""
     return float(min(FIRST_BACKOFF * 2.0 ** (attempts - 1), MAX_BACKOFF))
@@ -231,9 +192,11 @@ async def _attempt(
             "User-Agent": "tether-webhook",
             SIGNATURE_HEADER: signature(secret, int(clock.now().timestamp()), body),
         }
+        from tether.runtime.webhook_post import post  # http.client and ssl: when needed
+
         try:
             status_code = await asyncio.to_thread(post, policy, delivery.url, body, headers)
-        except (OSError, http.client.HTTPException, UsageError) as exc:
+        except (OSError, UsageError) as exc:
             error = str(exc) or type(exc).__name__
     now = clock.now()
     outcome, retry_at = _outcome(delivery, status_code, run is None, now)
