@@ -161,7 +161,15 @@ async def test_erasing_an_owner_leaves_nothing_of_theirs(
         await store.create_api_key(key, key_hash=f"hash-{owner}")
     report = await retention.erase_owner(store, "alice")
     assert report.sessions == 1
-    assert report.other == {"memory": 2, "events": 2, "ui_sessions": 0, "api_keys": 1}
+    assert report.other == {
+        "memory": 2,
+        "events": 2,
+        "schedules": 0,
+        "webhook_deliveries": 0,
+        "webhook_secrets": 0,
+        "ui_sessions": 0,
+        "api_keys": 1,
+    }
     assert await store.owner_session_ids("alice") == []
     assert await store.list_memory(scope=MemoryScope.USER, scope_id="alice") == []
     assert await store.list_memory(scope=MemoryScope.APP, scope_id="shop", owner="alice") == []

@@ -108,7 +108,6 @@ def test_what_the_client_sends_by_default_is_accepted(
 
 
 REFUSED: list[tuple[str, dict[str, Any]]] = [
-    ("webhook", {"webhook": "https://example.com/hook"}),
     ("interrupt_before", {"interrupt_before": ["agent"]}),
     ("interrupt_after", {"interrupt_after": "*"}),
     ("checkpoint_id", {"checkpoint_id": "00000000-0000-4000-8000-000000000000"}),
@@ -167,7 +166,7 @@ def test_on_disconnect_cancel_cancels_the_run_when_the_client_leaves(
     eventually_sync(lambda: client.runs.get(tid, run["run_id"])["status"] == "interrupted")
 
 
-def test_stateless_runs_and_crons_are_refused_naming_them(client: SyncLangGraphClient) -> None:
+def test_stateless_runs_are_refused_naming_them(client: SyncLangGraphClient) -> None:
     with pytest.raises(httpx.HTTPStatusError) as caught:
         client.runs.wait(None, "echo", input=said("x"))
     assert caught.value.response.status_code == 422
@@ -175,5 +174,3 @@ def test_stateless_runs_and_crons_are_refused_naming_them(client: SyncLangGraphC
         client.runs.create(None, "echo", input={})
     with pytest.raises(UnprocessableEntityError, match="stateless"):
         list(client.runs.stream(None, "echo", input={}))
-    with pytest.raises(UnprocessableEntityError, match="crons"):
-        client.crons.create("echo", schedule="* * * * *", input={})

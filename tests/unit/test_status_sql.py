@@ -6,7 +6,8 @@ the transition tables, so a transition cannot be changed in one place only.
 - each guard accepts only statuses the table lets reach the target, and all the statements that
   write one target accept together exactly ``sources_of(target)``;
 - every status literal is a member of its table's enum, and every ``status IN (…)`` list is a
-  set core names (``RUN_UNFINISHED``, ``RUN_ACTIVE``, or the sources of a status);
+  set core names (``RUN_UNFINISHED``, ``RUN_ACTIVE``, ``RUN_TERMINAL``, or the sources of a
+  status);
 - both backends guard the same statements the same way.
 """
 
@@ -22,6 +23,7 @@ import pytest
 
 from tether.core.status import (
     RUN_ACTIVE,
+    RUN_TERMINAL,
     RUN_TRANSITIONS,
     RUN_UNFINISHED,
     SESSION_TRANSITIONS,
@@ -166,7 +168,7 @@ def literal_problems(name: str, sql: str) -> list[str]:
         for value in sorted((compare.values or frozenset()) - members_of(enum)):
             found.append(f"{name}: {value!r} is no {enum.__name__}")
         if compare.is_list and compare.values is not None:
-            known = [members_of(group) for group in (RUN_UNFINISHED, RUN_ACTIVE)]
+            known = [members_of(g) for g in (RUN_UNFINISHED, RUN_ACTIVE, RUN_TERMINAL)]
             known += [members_of(sources_of(t)) for t in enum]
             if set(compare.values) not in known:
                 found.append(f"{name}: status IN {sorted(compare.values)} is no set of core")

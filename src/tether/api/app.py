@@ -29,7 +29,7 @@ from tether.api.empty_query import EmptyQuery
 from tether.api.hosts import CheckHost
 from tether.api.langgraph import routers as langgraph_routers
 from tether.api.native_telemetry import without_native_tracing
-from tether.api.routes import events, health, memory, runs, sessions
+from tether.api.routes import events, health, memory, runs, schedules, sessions, webhooks
 from tether.api.settings import ApiSettings
 from tether.api.utf8 import Utf8Only
 from tether.core.clock import Clock
@@ -85,6 +85,7 @@ def create_app(
         workspace_roots=(
             base.workspace_roots if settings.workspace_roots is None else settings.workspace_roots
         ),
+        webhook_allow=base.webhook_allow + settings.webhook_allow,
     )
     metrics = create_metrics() if settings.metrics else None
 
@@ -153,6 +154,8 @@ def create_app(
         runs.router,
         events.router,
         memory.router,
+        schedules.router,
+        webhooks.router,
         *langgraph_routers,
     ):
         api.include_router(router)

@@ -52,11 +52,11 @@ ACCEPTED = frozenset(
         "durability",
         "checkpoint_during",
         "strict_resume",
+        "webhook",
     }
 )
 #: Keys for features tether does not provide, and why; refused whenever they ask for anything.
 REFUSED = {
-    "webhook": "tether calls no webhooks: follow the run with runs.join or runs.stream",
     "interrupt_before": "tether agents are not graphs of nodes to break before; an agent waits "
     "for a person itself (ctx.wait_for_input)",
     "interrupt_after": "tether agents are not graphs of nodes to break after; an agent waits "
@@ -86,6 +86,7 @@ class RunRequest:
     multitask: str
     create_thread: bool
     after_seconds: float | None
+    webhook: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: The agent is a served graph: its input is the graph's, its state its checkpoints.
     graph: bool = False
@@ -109,6 +110,7 @@ class RunRequest:
                 },
             },
             after_seconds=self.after_seconds,
+            webhook=self.webhook,
         )
 
 
@@ -188,6 +190,7 @@ def parse(body: Any, agents: AgentRegistry) -> RunRequest:
         )
         == "create",
         after_seconds=float(after) if after else None,
+        webhook=opt_str(request, "webhook") or None,
         kwargs=kwargs,
         graph=graph,
     )

@@ -282,12 +282,3 @@ async def stateless_run() -> Response:
         "thread_id=None (a stateless run)",
         "every tether run belongs to a session: create a thread (threads.create) and run in it",
     )
-
-
-@router.post("/runs/crons")
-@router.post("/runs/crons/search")
-@router.post("/runs/crons/count")
-@router.post("/threads/{thread_id}/runs/crons")
-async def crons() -> Response:
-    """Scheduled runs are refused: tether has no crons (after_seconds delays one run)."""
-    raise refuse("crons", "tether does not schedule runs; after_seconds delays the start of one")
