@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.serving import cli
-
 import tether
+from tests.serving import cli
 
 
 def test_schedules_from_the_command_line(tmp_path: Path) -> None:

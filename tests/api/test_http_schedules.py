@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx
-from httpkit import Server, new_session
 
 import tether
+from tests.api.httpkit import Server, new_session
 
 
 def _problem(answer: httpx.Response, status: int, text: str) -> None:

@@ -11,14 +11,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from httpkit import Server, new_session, start_server, wait_run
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.errors import UnprocessableEntityError
+
+import tether
+from tests.api.httpkit import Server, new_session, start_server, wait_run
+from tests.langgraph.lgkit import holding
 from tests.serving import cli
 from tests.waiting import eventually_sync
 from tests.webhook_listener import Listener, listening, verify
-
-import tether
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,7 @@ def test_native_and_langgraph_runs_are_posted_signed(allowing: Server, listener:
         lg_run = sdk.runs.create(
             thread["thread_id"],
             "echo",
-            input={"messages": [{"role": "user", "content": "yo"}]},
+            input=holding({"role": "user", "content": "yo"}),
             webhook=listener.url,
         )
         sdk.runs.join(thread["thread_id"], lg_run["run_id"])

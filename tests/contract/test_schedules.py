@@ -8,13 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.support import Backend
 from tether.core.clock import ManualClock
 from tether.core.errors import AgentNotFound, NotFound, SessionClosed, UsageError
 from tether.runtime.schedules import fire_due_schedules
 from tether.runtime.service import Service
 from tether.store.base import Store
-
-from ..support import Backend
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+from tests.support import Backend
 from tether.core.clock import ManualClock
 from tether.core.event import EventType
 from tether.runtime.service import Service
-
-from ..support import Backend
 
 #: A public address given as such: no DNS involved.
 URL = "http://93.184.216.34/hook"

@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import tether
 from tests.support import TEST_SETTINGS
 from tests.waiting import eventually, eventually_sync
-
-import tether
 from tether.core.clock import ManualClock
 from tether.core.status import RunStatus
 

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from langgraph_sdk.client import SyncLangGraphClient
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
-from lgkit import user
+
+from tests.langgraph.lgkit import said, wire
 from tests.waiting import eventually_sync
 
 
@@ -20,15 +21,17 @@ def test_crons_are_schedules(
     thread = client.threads.create(metadata={"kind": "crons"})
     tid = thread["thread_id"]
     end = datetime.now(UTC) + timedelta(days=7)
-    on_thread = client.crons.create_for_thread(
-        tid,
-        "echo",
-        schedule="0 9 * * mon-fri",
-        input={"messages": [user("daily standup")]},
-        metadata={"team": "core"},
-        timezone="Europe/Berlin",
-        end_time=end,
-        config={"configurable": {"model": "small"}},
+    on_thread = wire(
+        client.crons.create_for_thread(
+            tid,
+            "echo",
+            schedule="0 9 * * mon-fri",
+            input=said("daily standup"),
+            metadata={"team": "core"},
+            timezone="Europe/Berlin",
+            end_time=end,
+            config={"configurable": {"model": "small"}},
+        )
     )
     cid = on_thread["cron_id"]
     assert on_thread["thread_id"] == tid and on_thread["assistant_id"] == "echo"
@@ -36,7 +39,7 @@ def test_crons_are_schedules(
     assert on_thread["enabled"] is True and on_thread["next_run_date"] is not None
     assert on_thread["metadata"] == {"team": "core"}
     assert on_thread["payload"]["config"] == {"configurable": {"model": "small"}}
-    stateless = client.crons.create("echo", schedule="*/15 * * * *", input={"text": "tidy"})
+    stateless = wire(client.crons.create("echo", schedule="*/15 * * * *", input={"text": "tidy"}))
     assert stateless["thread_id"] is None and stateless["on_run_completed"] == "keep"
 
     # The same schedule through the native API.
@@ -91,15 +94,17 @@ def test_bad_crons_are_refused(client: SyncLangGraphClient) -> None:
 @pytest.mark.slow
 def test_a_cron_creates_its_run_at_the_next_minute(client: SyncLangGraphClient) -> None:
     tid = client.threads.create()["thread_id"]
-    cron = client.crons.create_for_thread(
-        tid, "echo", schedule="* * * * *", input={"messages": [user("tick")]}
+    cron = wire(
+        client.crons.create_for_thread(tid, "echo", schedule="* * * * *", input=said("tick"))
     )
     try:
         runs = eventually_sync(lambda: client.runs.list(tid), timeout=90, what="the cron's run")
-        run = runs[0]
+        run = wire(runs[0])
         assert run["metadata"]["schedule_id"] == cron["cron_id"]
         client.runs.join(tid, run["run_id"])
         assert client.runs.get(tid, run["run_id"])["status"] == "success"
-        assert client.threads.get_state(tid)["values"]["messages"][-1]["content"] == "echo: tick"
+        assert (
+            wire(client.threads.get_state(tid)["values"])["messages"][-1]["content"] == "echo: tick"
+        )
     finally:
         client.crons.delete(cron["cron_id"])

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
-from uikit import Server, start_server
 
 import tether
+from tests.ui.uikit import Server, start_server
 
 pytestmark = pytest.mark.browser
 
