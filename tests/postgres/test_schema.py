@@ -89,10 +89,10 @@ def test_both_backends_have_the_same_migrations() -> None:
 def test_both_backends_name_the_same_queries() -> None:
     sqlite = set(load_queries("tether.store.sqlite"))
     postgres = set(load_queries("tether.store.postgres"))
-    # PostgreSQL appends a transaction's events in one batch, under its sessions' locks, and
-    # looks for a claimable run before claiming.
+    # PostgreSQL appends a transaction's events in one statement, under its sessions' locks,
+    # with its notifications, and looks for a claimable run before claiming.
     assert sqlite - postgres == {"insert_event"}
-    assert postgres - sqlite == {"lock_sessions", "insert_events", "notify", "claimable"}
+    assert postgres - sqlite == {"append_events", "notify", "claimable"}
 
 
 @pytest.mark.parametrize("query", ["pool_max_size=x", "pool_min_size=0", "pool_timeout=-1"])
