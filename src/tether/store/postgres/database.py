@@ -373,9 +373,13 @@ async def _abandon(conn: AsyncConn) -> None:
 
 
 def _quiet(conn: AsyncConn) -> bool:
-    """Nothing to read on an idle connection (a closed one reads as its end)."""
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    return not readable
+    """Nothing to read on an idle connection (a closed one reads as its end). poll, not
+    select: a server with many open sockets has descriptors past select's limit."""
+    if not hasattr(select, "poll"):  # Windows: no poll; BEGIN goes alone, as before
+        return False
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    return not poller.poll(0)
 
 
 def _stale_plan(exc: psycopg.Error) -> bool:
