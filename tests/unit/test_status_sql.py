@@ -31,6 +31,7 @@ from tether.core.status import (
     RunStatus,
     SessionStatus,
     StepStatus,
+    check_transition,
     sources_of,
 )
 from tether.store.sql.queries import Backend, load_queries
@@ -49,7 +50,7 @@ TABLES: dict[type[StrEnum], Mapping[Any, frozenset[Any]]] = {
 }
 #: Statements whose target status is a parameter: the store checks each (current, target) pair
 #: with check_transition before it runs them, or passes constants the table allows.
-TARGET_FROM_CODE = frozenset({"finish_run", "end_run", "finish_step", "close_open_steps"})
+TARGET_FROM_CODE = frozenset({"finish_run", "end_run", "finish_step"})
 
 _TABLE_REF = re.compile(r"\b(?:FROM|UPDATE|JOIN)\s+(\w+)(?:\s+AS\s+(\w+))?", re.IGNORECASE)
 #: ``[alias.]status = 'x' | IN ('x', 'y') | :param | %(param)s`` (not ``:status``/``%(status)s``).
@@ -253,6 +254,18 @@ def test_both_backends_guard_the_same_statements_the_same_way() -> None:
         "complete_waiting_step",
         *TARGET_FROM_CODE,
     }
+
+
+@pytest.mark.parametrize("package", BACKENDS)
+def test_closing_open_steps_moves_running_steps_where_the_table_allows(package: str) -> None:
+    # One statement closes tool calls (in_doubt) and the other steps (failed): its target is a
+    # CASE, which the general check above does not read.
+    sql = load_queries(package)["close_open_steps"]
+    assert "status = 'running'" in sql.split("WHERE", 1)[1]
+    targets = re.findall(r"THEN '(\w+)' ELSE '(\w+)'", sql)
+    assert targets == [("in_doubt", "failed")]
+    for target in targets[0]:
+        check_transition(StepStatus.RUNNING, StepStatus(target))
 
 
 def test_the_check_finds_a_guard_that_disagrees_with_the_table() -> None:

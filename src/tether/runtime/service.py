@@ -36,7 +36,7 @@ from tether.runtime.schedules import ScheduleOps
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.webhooks import WebhookPolicy, new_secret
 from tether.store.base import UNSET, SessionSort, Store, Unset
-from tether.store.changes import run_topic, session_topic
+from tether.store.changes import run_status_topic, run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 
 
@@ -633,7 +633,7 @@ class Service(ScheduleOps):
                 if remaining <= 0:
                     return run
                 pause = min(pause, remaining)
-            await changes.wait([run_topic(run_id)], pause, since=cursor)
+            await changes.wait([run_status_topic(run_id)], pause, since=cursor)
 
     async def cancel_run(self, run_id: str, *, reason: str = "cancelled by request") -> Run:
         """Cancel a ready, running or waiting run; InvalidTransition if it already finished."""

@@ -538,6 +538,14 @@ class Store(Protocol):
         """Items newest-updated first; namespace_prefix=None means every namespace. The app
         scope needs the owner (scope_id is the app)."""
 
+    async def memory_of_run(
+        self, run: Run, *, app: str | None = None, limit: int = 1000
+    ) -> dict[MemoryScope, list[MemoryItem]]:
+        """What a run starts with, in one read: the memory of its own scope, its session's, its
+        owner's (user) and, if app is given, its owner's app's, each in the root namespace
+        only, as list_memory gives it (newest-updated first, at most limit of each scope);
+        every scope asked for is a key, with [] when it has no item."""
+
     async def memory_of_sessions(
         self, session_ids: Sequence[str], *, owner: str
     ) -> dict[str, list[MemoryItem]]:

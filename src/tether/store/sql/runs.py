@@ -20,7 +20,7 @@ from tether.core.page import Page
 from tether.core.run import ErrorInfo, IfBusy, Run, RunActivity
 from tether.core.status import RUN_TERMINAL, RunStatus, check_transition
 from tether.store.base import UNSET, Unset
-from tether.store.changes import run_topic, session_topic
+from tether.store.changes import run_status_topic, run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
@@ -281,7 +281,7 @@ class RunsPart(SessionsPart):
             if row is None:
                 return None
             run = self._run(row)
-            await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
+            await tx.later("touch_session_softly", id=run.session_id, now=to_us(now))
             await self._event(
                 tx,
                 EventType.RUN_STARTED,
@@ -375,7 +375,7 @@ class RunsPart(SessionsPart):
             run_id=run.id,
             data={"run": run, **extra},
         )
-        await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
+        await tx.later("touch_session_softly", id=run.session_id, now=to_us(now))
 
     async def suspend_run(
         self, run_id: str, *, worker_id: str, now: datetime, waiting_for: dict[str, Any]
@@ -450,7 +450,7 @@ class RunsPart(SessionsPart):
             run = await self._cancel_in(tx, run_id, owner=current["owner"], now=now, reason=reason)
             if run is None:
                 raise InvalidTransition("run", current["status"], RunStatus.CANCELLED.value, run_id)
-            await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
+            await tx.later("touch_session_softly", id=run.session_id, now=to_us(now))
         return run
 
     async def release_run(self, run_id: str, *, worker_id: str, now: datetime) -> Run | None:
@@ -559,7 +559,9 @@ class RunsPart(SessionsPart):
                 output_tokens=row["output_tokens"],
                 requests=row["model_requests"],
             )
-            tx.publish(session_topic(row["session_id"]), run_topic(run_id))
+            tx.publish(
+                session_topic(row["session_id"]), run_topic(run_id), run_status_topic(run_id)
+            )
 
 
 def _not_resumable(run: Run) -> InvalidTransition:
