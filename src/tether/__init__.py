@@ -40,6 +40,7 @@ from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.run import ErrorInfo, IfBusy, Run, RunOptions, RunSummary
+from tether.core.schedule import Schedule
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
@@ -97,6 +98,7 @@ __all__ = [
     "RunStatus",
     "RunSummary",
     "RuntimeSettings",
+    "Schedule",
     "SchemaTooNew",
     "ScriptedModel",
     "ServerUnreachable",

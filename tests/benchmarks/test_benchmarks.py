@@ -68,16 +68,19 @@ SMALL = {
         "--runs 12 --sessions 3 --processes 1,2 --sizes 100 --iterations 10",
         ["sqlite embedded", "postgres, 1 worker", "postgres, 2 worker", "add_message"],
     ),
+    "pg_statements.py": ("--runs 2", ["worker     statements per run", "submitter"]),
 }
+#: The scripts that need the PostgreSQL server (given --admin-url).
+ON_POSTGRES = frozenset({"postgres.py", "pg_statements.py"})
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SMALL))
 def test_the_benchmark_runs_and_prints_its_tables(script: str, tmp_path: Path) -> None:
-    if script == "postgres.py":
+    if script in ON_POSTGRES:
         require_server()
     args, expected = SMALL[script]
-    if script == "postgres.py":
+    if script in ON_POSTGRES:
         args += f" --admin-url {ADMIN_URL}"
     done = subprocess.run(
         [sys.executable, str(BENCH / script), *args.split()],

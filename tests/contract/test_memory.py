@@ -260,3 +260,48 @@ async def test_app_memory_is_shared_by_an_app_and_isolated_between_owners(
     assert await values("alice", "shop") == {"tone": 1}
     with pytest.raises(ValueError, match="owner"):  # an app's items always belong to an owner
         await store.list_memory(scope=app, scope_id="shop")
+
+
+async def test_memory_of_run_reads_what_a_run_starts_with_in_one_call(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session()
+    run = await make.held(session.id)
+    other = await make.run(session.id)
+    owner = run.owner
+
+    async def put(
+        scope: MemoryScope, scope_id: str, key: str, namespace: tuple[str, ...] = ()
+    ) -> None:
+        clock.advance(1)
+        await store.put_memory(
+            scope=scope,
+            scope_id=scope_id,
+            key=key,
+            value=key,
+            owner=owner,
+            now=clock.now(),
+            namespace=namespace,
+        )
+
+    await put(RUN, run.id, "mine")
+    await put(RUN, other.id, "not mine")
+    await put(SESSION, session.id, "older")
+    await put(SESSION, session.id, "newer")
+    await put(USER, owner, "liked")
+    await put(USER, owner, "nested", ("langgraph",))
+    await put(MemoryScope.APP, "shop", "tone")
+
+    found = await store.memory_of_run(run)
+    assert {scope: [i.key for i in items] for scope, items in found.items()} == {
+        RUN: ["mine"],
+        SESSION: ["newer", "older"],  # newest-updated first, as list_memory gives them
+        USER: ["liked"],  # the root namespace only
+    }
+    for scope, scope_id in ((RUN, run.id), (SESSION, session.id), (USER, owner)):
+        assert found[scope] == await store.list_memory(scope=scope, scope_id=scope_id)
+    with_app = await store.memory_of_run(run, app="shop", limit=1)
+    assert [i.key for i in with_app[MemoryScope.APP]] == ["tone"]
+    assert with_app[MemoryScope.APP][0].scope_id == "shop"
+    assert [i.key for i in with_app[SESSION]] == ["newer"]  # at most limit of each scope
+    assert (await store.memory_of_run(run, app="blog"))[MemoryScope.APP] == []

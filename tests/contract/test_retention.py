@@ -164,6 +164,9 @@ async def test_erasing_an_owner_leaves_nothing_of_theirs(
     assert report.other == {
         "memory": 2,
         "events": 2,
+        "schedules": 0,
+        "webhook_deliveries": 0,
+        "webhook_secrets": 0,
         "ui_sessions": 0,
         "api_keys": 1,
         "assistant_versions": 0,

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 
+from tests.support import OWNER, Factory
 from tether.core.clock import ManualClock
 from tether.core.memory import MemoryScope, MemoryWrite
 from tether.core.message import NewMessage, Role
 from tether.store.base import Store
-
-from ..support import OWNER, Factory
 
 
 async def test_stored_messages_are_the_tail_with_items_as_stored(

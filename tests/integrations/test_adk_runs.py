@@ -24,13 +24,12 @@ except ImportError:  # pragma: no cover - the adk extra is part of tether[dev]
         raise
     pytest.skip("needs tether[adk] (google-adk)", allow_module_level=True)
 
+from tests.waiting import eventually
 from tether.core.run import Run
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.integrations.adk import TetherPlugin, TetherSessionService
 from tether.runtime.service import Service
-
-from ..waiting import eventually
 
 APP = "weather"
 ASKED_TEXT = "Weather in Paris?"

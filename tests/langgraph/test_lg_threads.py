@@ -199,7 +199,6 @@ def test_endpoints_tether_does_not_serve_are_refused_by_name(
         (lambda: client.assistants.get_graph("echo"), "graphs and schemas"),
         (lambda: client.assistants.get_schemas("echo"), "graphs and schemas"),
         (lambda: client.assistants.get_subgraphs("echo"), "graphs and schemas"),
-        (lambda: client.crons.delete(tid), "crons"),
         (lambda: client.http.post(f"/threads/{tid}/commands", json={}), "threads.stream"),
         (lambda: client.http.get(f"/threads/{tid}/stream/events"), "threads.stream"),
         (lambda: client.http.post(f"/threads/{tid}/stream/events", json={}), "threads.stream"),

@@ -108,7 +108,6 @@ def test_what_the_client_sends_by_default_is_accepted(
 
 
 REFUSED: list[tuple[str, dict[str, Any]]] = [
-    ("webhook", {"webhook": "https://example.com/hook"}),
     ("interrupt_before", {"interrupt_before": ["agent"]}),
     ("interrupt_after", {"interrupt_after": "*"}),
     ("checkpoint_id", {"checkpoint_id": "00000000-0000-4000-8000-000000000000"}),
@@ -165,8 +164,3 @@ def test_on_disconnect_cancel_cancels_the_run_when_the_client_leaves(
         assert first == "event: metadata"
     [run] = client.runs.list(tid)
     eventually_sync(lambda: client.runs.get(tid, run["run_id"])["status"] == "interrupted")
-
-
-def test_crons_are_refused_naming_them(client: SyncLangGraphClient) -> None:
-    with pytest.raises(UnprocessableEntityError, match="crons"):
-        client.crons.create("echo", schedule="* * * * *", input={})

@@ -67,7 +67,15 @@ async def _populate(url: str) -> None:
             await svc.wait_run(done.id, timeout=10)
             failed = await svc.create_run(session.id, "break", input={"fail": "nope"})
             await svc.wait_run(failed.id, timeout=10)
-            waiting = await svc.create_run(session.id, "ask", input={"wait": "ok?"})
+            waiting = await svc.create_run(  # a delivery that stays pending while the run waits
+                session.id,
+                "ask",
+                input={"wait": "ok?"},
+                webhook="http://93.184.216.34/hook" if n < 2 else None,  # the last one closes
+            )
+            await svc.create_schedule(
+                "0 9 * * mon-fri", session_id=session.id, timezone="Europe/Paris", input={"n": n}
+            )
             await svc.wait_run(waiting.id, timeout=10)
             queued = await svc.create_run(session.id, "later", if_busy="enqueue")
             await svc.cancel_run(queued.id)
@@ -88,6 +96,7 @@ async def _populate(url: str) -> None:
         await stateless.start(svc, "alone", options=RunOptions(input={"wait": "?"}))
         await svc.set_user_memory("tone", "brief", namespace=("prefs", "style"))
         await svc.set_app_memory("shop", "currency", {"code": "EUR", "rate": 1.0})
+        await svc.webhook_secret()
         key = ApiKey(id=new_id(), owner="alice", prefix="tt_abc", created_at=svc.clock.now())
         await store.create_api_key(key, key_hash="0" * 64)
         await store.revoke_api_key(key.id, now=svc.clock.now())
@@ -158,6 +167,8 @@ async def _views(url: str) -> list[object]:
             out.extend(await svc.list_events(session_id=session.id, limit=1000))
         out.extend(await svc.list_user_memory(namespace=None))
         out.extend(await svc.list_app_memory("shop"))
+        out.extend((await svc.list_schedules()).data)
+        out.append(await svc.webhook_secret())
         out.extend(await store.list_api_keys())
         for helper in await assistants.list_all(svc):
             out.extend(await assistants.versions(svc, helper.id))

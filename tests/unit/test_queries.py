@@ -10,11 +10,11 @@ import pytest
 from tether.store.sql.queries import Backend, load_queries, parse_queries, render
 
 BACKENDS: tuple[Backend, ...] = ("sqlite", "postgres")
-#: Statements only one backend has: PostgreSQL appends a transaction's events in one batch,
+#: Statements only one backend has: PostgreSQL appends a transaction's events in one statement,
 #: under its sessions' locks, notifies other nodes, and looks for a claimable run before claiming.
 ONLY = {
     "sqlite": {"insert_event"},
-    "postgres": {"lock_sessions", "insert_events", "notify", "claimable"},
+    "postgres": {"append_events", "notify", "claimable"},
 }
 
 

@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from fastapi import APIRouter, FastAPI
+from fastapi import FastAPI
 
 from tether.api import errors, openapi
 from tether.api.auth import LOCAL_OWNER, Authenticate
@@ -29,7 +29,16 @@ from tether.api.empty_query import EmptyQuery
 from tether.api.hosts import CheckHost
 from tether.api.langgraph import routers as langgraph_routers
 from tether.api.native_telemetry import without_native_tracing
-from tether.api.routes import assistants, events, health, memory, runs, sessions
+from tether.api.routes import (
+    assistants,
+    events,
+    health,
+    memory,
+    runs,
+    schedules,
+    sessions,
+    webhooks,
+)
 from tether.api.settings import ApiSettings
 from tether.api.utf8 import Utf8Only
 from tether.core.clock import Clock
@@ -85,6 +94,7 @@ def create_app(
         workspace_roots=(
             base.workspace_roots if settings.workspace_roots is None else settings.workspace_roots
         ),
+        webhook_allow=base.webhook_allow + settings.webhook_allow,
     )
     metrics = create_metrics() if settings.metrics else None
 
@@ -146,18 +156,19 @@ def create_app(
     )
     app.state.settings = settings
     app.state.draining = threading.Event()
-    api = APIRouter()
-    for router in (
+    routers = (
         health.router,
         sessions.router,
         runs.router,
         events.router,
         memory.router,
         assistants.router,
+        schedules.router,
+        webhooks.router,
         *langgraph_routers,
-    ):
-        api.include_router(router)
-    app.include_router(api)
+    )
+    for router in routers:  # on the app itself: one routing level less per request
+        app.include_router(router)
     errors.install(app)
     openapi.install(app)
     app.add_middleware(Utf8Only)
@@ -171,7 +182,8 @@ def create_app(
         heartbeat_seconds=settings.heartbeat_seconds,
     )
     install_ui(app, ui)  # its pages authenticate with UI sessions, not API keys
-    app.add_middleware(Authenticate, required=settings.auth, router=api)
+    served = [route for router in routers for route in router.routes]
+    app.add_middleware(Authenticate, required=settings.auth, routes=served)
     if metrics is not None:
         from tether.api import metrics as metrics_api
 

@@ -9,11 +9,13 @@ serves fall through to the 404 problem (the web UI authenticates its paths itsel
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.routing import Match, Router
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tether.api.errors import error_response
@@ -30,17 +32,18 @@ PUBLIC_PATHS = frozenset({"/healthz", "/ok", "/info"})
 LOCAL_OWNER = "local"
 _OWNER_KEY = "tether.owner"
 _SECRET_KEY = "tether.api_key"
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 
 class Authenticate:
     """ASGI middleware: resolve ``Authorization: Bearer KEY`` (or ``x-api-key: KEY``) to an
-    owner, or answer 401, on every route of router."""
+    owner, or answer 401, on every path one of routes serves."""
 
-    def __init__(self, app: ASGIApp, *, required: bool, router: Router) -> None:
+    def __init__(self, app: ASGIApp, *, required: bool, routes: Sequence[BaseRoute]) -> None:
         self.app = app
         #: False = no authentication: every request acts for the local owner.
         self.required = required
-        self.router = router
+        self._served = _any_path(routes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or not self._routed(scope):
@@ -70,7 +73,23 @@ class Authenticate:
         await self.app(scope, receive, send)
 
     def _routed(self, scope: Scope) -> bool:
-        return any(route.matches(scope)[0] is not Match.NONE for route in self.router.routes)
+        path: str = scope["path"]
+        root = scope.get("root_path", "")
+        if root and path.startswith(root + "/"):  # as the routes see it (Starlette's rule)
+            path = path[len(root) :]
+        return self._served.match(path) is not None
+
+
+def _any_path(routes: Sequence[BaseRoute]) -> re.Pattern[str]:
+    """One regex for the paths the routes serve (their own path regexes, parameters unnamed):
+    a request's path is matched once, not route by route."""
+    patterns = []
+    for route in routes:
+        regex = getattr(route, "path_regex", None)
+        if not isinstance(regex, re.Pattern):
+            raise TypeError(f"{route!r} has no path regex to authenticate by")
+        patterns.append(f"(?:{_NAMED_GROUP.sub('(?:', regex.pattern)})")
+    return re.compile("|".join(patterns))
 
 
 def key_alive(request: Request) -> Alive | None:

@@ -134,6 +134,8 @@ class RunCreate(_Request):
     metadata: JsonObject | None = None
     #: Start no earlier than this many seconds from now.
     after_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
+    #: An http(s) URL the run is sent to (signed with X-Tether-Signature) once it ends.
+    webhook: str | None = Field(default=None, min_length=1, max_length=2048)
     #: Run as this assistant: its agent, with the config and context of the version it uses
     #: (recorded in the run's metadata under "assistant").
     assistant_id: str | None = Field(default=None, max_length=64)
@@ -213,7 +215,70 @@ class MemoryPromote(_Request):
     as_key: str | None = Field(default=None, min_length=1, max_length=limits.MAX_KEY)
 
 
+class ScheduleCreate(_Request):
+    #: Five fields: minute hour day-of-month month day-of-week.
+    cron: str = Field(max_length=200)
+    #: IANA time zone the expression is read in (default UTC).
+    timezone: str | None = Field(default=None, max_length=64)
+    #: Default: the server's default agent.
+    agent: str | None = Field(default=None, max_length=limits.MAX_KEY)
+    #: Default: the input's text or last user message.
+    goal: str | None = Field(default=None, max_length=limits.MAX_GOAL)
+    input: JsonObject | None = None
+    #: The session each run is created in; null: a new session for each run.
+    session_id: str | None = Field(default=None, max_length=64)
+    #: Given to each run as its metadata.
+    metadata: JsonObject | None = None
+    #: No run is created at or after this time (ISO 8601 with an offset).
+    end_at: Annotated[datetime | None, Field(strict=False)] = None
+    #: false: created paused.
+    enabled: bool = True
+
+
+class ScheduleUpdate(_Request):
+    cron: str | None = Field(default=None, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    agent: str | None = Field(default=None, max_length=limits.MAX_KEY)
+    goal: str | None = Field(default=None, max_length=limits.MAX_GOAL)
+    input: JsonObject | None = None
+    metadata: JsonObject | None = None
+    #: null: no end.
+    end_at: Annotated[datetime | None, Field(strict=False)] = None
+    #: false pauses the schedule, true resumes it (from its next tick).
+    enabled: bool | None = None
+
+
 # -- responses --------------------------------------------------------------------------------
+
+
+class Schedule(BaseModel):
+    id: str
+    owner: str
+    cron: str
+    timezone: str
+    agent: str
+    goal: str | None
+    input: JsonObject
+    #: null: a new session for each run.
+    session_id: str | None
+    metadata: JsonObject
+    created_at: datetime
+    updated_at: datetime
+    end_at: datetime | None
+    enabled: bool
+    #: The next tick (null: none, past end_at).
+    next_run_at: datetime | None
+    last_run_id: str | None
+
+
+class WebhookSecret(BaseModel):
+    #: The HMAC-SHA256 key of X-Tether-Signature.
+    secret: str
+
+
+class SchedulePage(BaseModel):
+    data: list[Schedule]
+    next_cursor: str | None
 
 
 class Usage(BaseModel):

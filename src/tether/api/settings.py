@@ -58,3 +58,6 @@ class ApiSettings:
     #: Folders the coder agent's workspaces must lie in (RuntimeSettings.workspace_roots);
     #: None = the runtime settings' own.
     workspace_roots: tuple[str, ...] | None = None
+    #: Webhook hosts and networks (CIDRs) allowed besides public addresses
+    #: (RuntimeSettings.webhook_allow).
+    webhook_allow: tuple[str, ...] = ()

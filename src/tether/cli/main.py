@@ -45,8 +45,10 @@ from tether.cli.retention import (
     sessions_import,
 )
 from tether.cli.roots import WorkspaceRootOption, workspace_roots
+from tether.cli.schedules import schedules_app
 from tether.cli.serve import serve
 from tether.cli.tail import tail
+from tether.cli.webhooks import WebhookAllowOption, webhook_allow, webhooks_app
 from tether.core.run import Run
 from tether.core.serde import to_data
 from tether.core.session import Session
@@ -69,6 +71,8 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(messages_app, name="messages")
 app.add_typer(db_app, name="db")
 app.add_typer(keys_app, name="keys")
+app.add_typer(schedules_app, name="schedules")
+app.add_typer(webhooks_app, name="webhooks")
 app.add_typer(owners_app, name="owners")
 sessions_app.command("export")(sessions_export)
 sessions_app.command("import")(sessions_import)
@@ -526,6 +530,7 @@ def worker(
     redact: RedactOption = True,
     redact_pattern: RedactPatternOption = None,
     workspace_root: WorkspaceRootOption = None,
+    webhook_allowed: WebhookAllowOption = None,
 ) -> None:
     """Execute runs from the database until SIGTERM (then drain gracefully). The worker takes
     only runs of the agents it has (built-in ones, those of --agents and the --graph graphs)."""
@@ -544,6 +549,7 @@ def worker(
         unroutable_after=grace,
         redactor=redactor(redact, redact_pattern),
         workspace_roots=roots,
+        webhook_allow=webhook_allow(webhook_allowed),
         metrics=(
             None
             if metrics_port is None

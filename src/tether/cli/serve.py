@@ -19,6 +19,7 @@ from tether.cli.graphs import GraphOption, LangGraphConfigOption, register_graph
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
 from tether.cli.roots import WorkspaceRootOption, announce, workspace_roots
+from tether.cli.webhooks import WebhookAllowOption, webhook_allow
 from tether.core import hosts
 from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
@@ -172,6 +173,7 @@ def serve(
     redact: RedactOption = True,
     redact_pattern: RedactPatternOption = None,
     workspace_root: WorkspaceRootOption = None,
+    webhook_allowed: WebhookAllowOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     try:
@@ -228,6 +230,7 @@ def serve(
         prune_expired_after=prune_expired,
         redactor=redacting,
         workspace_roots=roots,
+        webhook_allow=webhook_allow(webhook_allowed),
     )
     try:
         run(

@@ -43,6 +43,7 @@ def serve_worker(
     unroutable_after: float | None = _RUNTIME.unroutable_after,
     redactor: Redactor = DEFAULT_REDACTOR,
     workspace_roots: tuple[str, ...] | None = None,
+    webhook_allow: tuple[str, ...] = (),
     metrics: MetricsEndpoint | None = None,
 ) -> None:
     """Run a worker on db until SIGTERM or SIGINT."""
@@ -56,6 +57,7 @@ def serve_worker(
         unroutable_after=unroutable_after,
         redactor=redactor,
         workspace_roots=workspace_roots,
+        webhook_allow=webhook_allow,
     )
     models = model_catalog()
     store = open_store(db)

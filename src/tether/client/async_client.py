@@ -20,6 +20,7 @@ from tether.core.memory import MemoryItem
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Run, RunOptionFields, RunOptions
+from tether.core.schedule import Schedule
 from tether.core.serde import from_data, to_data
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
@@ -522,6 +523,92 @@ class AsyncClient:
         path = streams.events_path(session_id, run_id)
         page = await self._page(Event, path, stream="false", after=after_id, limit=limit)
         return page.data
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    async def create_schedule(
+        self,
+        cron: str,
+        *,
+        agent: str | None = None,
+        input: dict[str, Any] | None = None,
+        goal: str | None = None,
+        session_id: str | None = None,
+        timezone: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        end_at: datetime | None = None,
+        enabled: bool = True,
+    ) -> Schedule:
+        given = {
+            "cron": cron,
+            "agent": agent,
+            "input": input,
+            "goal": goal,
+            "session_id": session_id,
+            "timezone": timezone,
+            "metadata": metadata,
+            "end_at": to_iso(end_at),
+            "enabled": enabled,
+        }
+        body = {k: v for k, v in given.items() if v is not None}
+        return from_data(Schedule, await self.request("POST", "/v1/schedules", json=body))
+
+    async def get_schedule(self, schedule_id: str) -> Schedule:
+        path = f"/v1/schedules/{_seg(schedule_id)}"
+        return from_data(Schedule, await self.request("GET", path))
+
+    async def list_schedules(
+        self,
+        *,
+        session_id: str | None = None,
+        agent: str | None = None,
+        enabled: bool | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Schedule]:
+        return await self._page(
+            Schedule,
+            "/v1/schedules",
+            session_id=session_id,
+            agent=agent,
+            enabled=None if enabled is None else str(enabled).lower(),
+            limit=limit,
+            cursor=cursor,
+        )
+
+    async def update_schedule(
+        self,
+        schedule_id: str,
+        *,
+        cron: str | Unset = UNSET,
+        timezone: str | Unset = UNSET,
+        agent: str | Unset = UNSET,
+        goal: str | Unset | None = UNSET,
+        input: dict[str, Any] | Unset = UNSET,
+        metadata: dict[str, Any] | Unset = UNSET,
+        end_at: datetime | Unset | None = UNSET,
+        enabled: bool | Unset = UNSET,
+    ) -> Schedule:
+        given = {
+            "cron": cron,
+            "timezone": timezone,
+            "agent": agent,
+            "goal": goal,
+            "input": input,
+            "metadata": metadata,
+            "end_at": end_at if isinstance(end_at, Unset) else to_iso(end_at),
+            "enabled": enabled,
+        }
+        body = {k: v for k, v in given.items() if v is not UNSET}
+        path = f"/v1/schedules/{_seg(schedule_id)}"
+        return from_data(Schedule, await self.request("PATCH", path, json=body))
+
+    async def delete_schedule(self, schedule_id: str) -> None:
+        await self.request("DELETE", f"/v1/schedules/{_seg(schedule_id)}")
+
+    async def webhook_secret(self, *, rotate: bool = False) -> str:
+        method = "POST" if rotate else "GET"
+        return str((await self.request(method, "/v1/webhooks/secret"))["secret"])
 
     def stream_events(
         self,

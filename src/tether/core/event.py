@@ -37,6 +37,9 @@ class EventType(StrEnum):
     RUN_TIMED_OUT = "run.timed_out"  #: payload: run
     RUN_CANCELLED = "run.cancelled"  #: payload: run, reason
     RUN_REQUEUED = "run.requeued"  #: payload: run, reason
+    #: payload: url, attempt, status_code, error, outcome (delivered, retrying, failed),
+    #: next_attempt_at: one attempt to deliver an ended run's webhook
+    RUN_WEBHOOK = "run.webhook"
     STEP_STARTED = "step.started"  #: payload: step
     STEP_COMPLETED = "step.completed"  #: payload: step
     STEP_FAILED = "step.failed"  #: payload: step

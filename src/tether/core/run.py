@@ -45,6 +45,8 @@ class RunOptions:
     metadata: dict[str, Any] | None = None
     #: Start no earlier than this many seconds from now.
     after_seconds: float | None = None
+    #: An http(s) URL the run is sent to (signed) once it ends.
+    webhook: str | None = None
 
     @classmethod
     def of(cls, options: RunOptions | None = None, **fields: Unpack[RunOptionFields]) -> RunOptions:
@@ -67,6 +69,7 @@ class RunOptionFields(TypedDict, total=False):
     max_attempts: int
     metadata: dict[str, Any] | None
     after_seconds: float | None
+    webhook: str | None
 
 
 @dataclass(frozen=True, slots=True)

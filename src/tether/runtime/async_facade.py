@@ -31,6 +31,7 @@ from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import field_values, page_size
 from tether.runtime.models.catalog import model_catalog
 from tether.runtime.renames import project_arg
+from tether.runtime.schedule_views import AsyncSchedules
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -64,7 +65,12 @@ class AsyncTether:
         self._worker = worker
         self.sessions = AsyncSessions(self)
         self.runs = AsyncRuns(self)
+        self.schedules = AsyncSchedules(self)
         self.user_memory = AsyncUserMemory(self)
+
+    async def webhook_secret(self, *, rotate: bool = False) -> str:
+        """The secret this owner's webhooks are signed with; with rotate, a new one."""
+        return await self.backend.webhook_secret(rotate=rotate)
 
     def app_memory(self, app: str) -> AsyncAppMemory:
         """The memory every session of app shares (this owner's app only)."""

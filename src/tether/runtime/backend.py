@@ -17,6 +17,7 @@ from tether.core.memory import MemoryItem
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
 from tether.core.run import Run, RunOptionFields, RunOptions
+from tether.core.schedule import Schedule
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
@@ -255,6 +256,54 @@ class Backend(Protocol):
         """Events as they commit, after after_id, each exactly once and in order; None every
         heartbeat seconds of silence. A run's stream ends after its terminal event."""
         ...
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    async def create_schedule(
+        self,
+        cron: str,
+        *,
+        agent: str | None = None,
+        input: dict[str, Any] | None = None,
+        goal: str | None = None,
+        session_id: str | None = None,
+        timezone: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        end_at: datetime | None = None,
+        enabled: bool = True,
+    ) -> Schedule: ...
+
+    async def get_schedule(self, schedule_id: str) -> Schedule: ...
+
+    async def list_schedules(
+        self,
+        *,
+        session_id: str | None = None,
+        agent: str | None = None,
+        enabled: bool | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Schedule]: ...
+
+    async def update_schedule(
+        self,
+        schedule_id: str,
+        *,
+        cron: str | Unset = UNSET,
+        timezone: str | Unset = UNSET,
+        agent: str | Unset = UNSET,
+        goal: str | Unset | None = UNSET,
+        input: dict[str, Any] | Unset = UNSET,
+        metadata: dict[str, Any] | Unset = UNSET,
+        end_at: datetime | Unset | None = UNSET,
+        enabled: bool | Unset = UNSET,
+    ) -> Schedule: ...
+
+    async def delete_schedule(self, schedule_id: str) -> None: ...
+
+    # -- webhooks ------------------------------------------------------------------------------
+
+    async def webhook_secret(self, *, rotate: bool = False) -> str: ...
 
 
 if TYPE_CHECKING:

@@ -16,7 +16,6 @@ from typing import Any
 
 from tether.core.clock import Clock
 from tether.core.errors import LeaseLost, SessionExpired, StoreError, TetherError, UsageError
-from tether.core.memory import MemoryScope
 from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
 from tether.core.status import RunStatus
@@ -38,7 +37,7 @@ from tether.runtime.run_context import RunContext, RunSuspended
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.tools import ToolRegistry
 from tether.store.base import Store
-from tether.store.changes import run_topic
+from tether.store.changes import run_status_topic
 
 log = logging.getLogger("tether.executor")
 
@@ -138,7 +137,7 @@ class Executor:
         while not agent_task.done():
             cursor = self._store.changes.cursor()
             await self._store.changes.wait(
-                [run_topic(run.id)], settings.watch_interval, since=cursor
+                [run_status_topic(run.id)], settings.watch_interval, since=cursor
             )
             if agent_task.done():  # woken by the run's own last write
                 return
@@ -233,17 +232,7 @@ class Executor:
         if session is None:
             raise LeaseLost(f"session {run.session_id} is gone")
         # Read once: the agent's memory views and the context it starts from share them.
-        memory = {
-            MemoryScope.RUN: await store.list_memory(scope=MemoryScope.RUN, scope_id=run.id),
-            MemoryScope.SESSION: await store.list_memory(
-                scope=MemoryScope.SESSION, scope_id=session.id
-            ),
-            MemoryScope.USER: await store.list_memory(scope=MemoryScope.USER, scope_id=run.owner),
-        }
-        if session.app is not None:
-            memory[MemoryScope.APP] = await store.list_memory(
-                scope=MemoryScope.APP, scope_id=session.app, owner=run.owner
-            )
+        memory = await store.memory_of_run(run, app=session.app)
         context = run.context
         if context is None:
             context = await assemble_context(

@@ -28,6 +28,7 @@ from tether.runtime.handles import RunHandle, SessionHandle, _all_pages, page_si
 from tether.runtime.loop_thread import CallerLoops, LoopThread
 from tether.runtime.models.catalog import model_catalog
 from tether.runtime.renames import project_arg
+from tether.runtime.schedule_views import Schedules
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
@@ -61,6 +62,7 @@ class Tether:
             atexit.register(self._close_at_exit)
         self.sessions = Sessions(self)
         self.runs = Runs(self)
+        self.schedules = Schedules(self)
         self.user_memory = UserMemory(self)
 
     def app_memory(self, app: str) -> AppMemory:
@@ -134,6 +136,11 @@ class Tether:
             raise UsageError("importing a session needs the database, not a server")
         imported = self._backend.import_session(archive, keep_owner=keep_owner)
         return SessionHandle.bind(self._call(imported), self)
+
+    def webhook_secret(self, *, rotate: bool = False) -> str:
+        """The secret this owner's webhooks are signed with (X-Tether-Signature: HMAC-SHA256
+        of "<t>." + body); with rotate, a new one."""
+        return self._call(self._backend.webhook_secret(rotate=rotate))
 
     def live_agents(self) -> set[str] | None:
         """The agents the running workers sharing the database have; None over HTTP (the

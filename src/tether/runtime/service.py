@@ -31,14 +31,18 @@ from tether.runtime.context_assembly import assemble_context
 from tether.runtime.executor import ModelResolver
 from tether.runtime.instruments import Instruments, installed
 from tether.runtime.renames import project_arg
+from tether.runtime.run_shapes import webhook_shape
+from tether.runtime.schedules import ScheduleOps
 from tether.runtime.settings import RuntimeSettings
+from tether.runtime.webhooks import WebhookPolicy, new_secret
 from tether.store.base import UNSET, SessionSort, Store, Unset
-from tether.store.changes import run_topic, session_topic
+from tether.store.changes import run_status_topic, run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 
 
-class Service:
-    """Sessions, runs, steps, memory, tool history, context and events for one owner."""
+class Service(ScheduleOps):
+    """Sessions, runs, steps, memory, tool history, context and events for one owner (and
+    schedules: runtime.schedules)."""
 
     def __init__(
         self,
@@ -508,6 +512,11 @@ class Service:
             for role, content, metadata in messages
         ]
         chosen = limits.enum(IfBusy, opts.if_busy, "if_busy") or IfBusy.REJECT
+        webhook = None
+        if opts.webhook is not None:
+            policy = WebhookPolicy(self.settings.webhook_allow)
+            await asyncio.to_thread(policy.check, opts.webhook)
+            webhook = (opts.webhook, webhook_shape(run))
         with (self.instruments or installed()).creating_run(run) as traceparent:
             created, _ = await self.store.create_run(
                 replace(run, traceparent=traceparent),
@@ -517,8 +526,17 @@ class Service:
                 messages=written,
                 held_by=held_by,
                 lease_seconds=self.settings.lease_seconds,
+                webhook=webhook,
             )
         return created
+
+    async def webhook_secret(self, *, rotate: bool = False) -> str:
+        """The secret the owner's webhooks are signed with (made on first use); with rotate, a
+        new one (the old one no longer signs anything)."""
+        now = self.clock.now()
+        if rotate:
+            return await self.store.rotate_webhook_secret(self.owner, secret=new_secret(), now=now)
+        return await self.store.webhook_secret(self.owner, candidate=new_secret(), now=now)
 
     async def get_run(self, run_id: str) -> Run:
         run = await self.store.get_run(run_id, owner=self.owner)
@@ -617,7 +635,7 @@ class Service:
                 if remaining <= 0:
                     return run
                 pause = min(pause, remaining)
-            await changes.wait([run_topic(run_id)], pause, since=cursor)
+            await changes.wait([run_status_topic(run_id)], pause, since=cursor)
 
     async def cancel_run(self, run_id: str, *, reason: str = "cancelled by request") -> Run:
         """Cancel a ready, running or waiting run; InvalidTransition if it already finished."""

@@ -26,6 +26,12 @@ class RuntimeSettings:
     watch_interval: float = 0.25
     #: How often the reaper looks for lost runs and passed deadlines.
     reap_interval: float = 1.0
+    #: How often a worker looks for schedules whose next tick has come.
+    schedule_interval: float = 1.0
+    #: Webhook hosts (names) and networks (CIDRs) allowed besides public addresses.
+    webhook_allow: tuple[str, ...] = ()
+    #: How often a worker looks for webhooks to deliver (ended runs, retries that are due).
+    webhook_interval: float = 1.0
     #: How often expired sessions are persisted as expired (events included), which also
     #: cancels the runs still going in them.
     sweep_interval: float = 5.0

@@ -5,7 +5,8 @@ worker``). Many workers, in one process or many, may share a store: claiming is 
 are renewed by heartbeats, and any worker's reaper finishes the runs of a worker that died.
 A worker claims only runs of the agents it has, and announces them in the store while it runs;
 a run whose agent no running worker has stays ready, and fails with agent_not_found once it
-waited ``unroutable_after`` seconds.
+waited ``unroutable_after`` seconds. Every worker also fires due schedules (runtime.schedules)
+and delivers the webhooks of ended runs (runtime.webhooks).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.executor import Executor, ModelResolver
 from tether.runtime.instruments import Instruments, installed
 from tether.runtime.models.catalog import model_catalog
+from tether.runtime.schedules import fire_due_schedules
 from tether.runtime.settings import RuntimeSettings
+from tether.runtime.webhooks import WebhookPolicy, deliver_due_webhooks
 from tether.store.base import Store
 from tether.store.changes import RUNS_TOPIC
 
@@ -96,6 +99,8 @@ class Worker:
         ]
         if self._reap:
             tasks.append(asyncio.create_task(self._reap_loop(), name="reaper"))
+        tasks.append(asyncio.create_task(self._schedule_loop(), name="schedules"))
+        tasks.append(asyncio.create_task(self._webhook_loop(), name="webhooks"))
         try:
             await self._stopping.wait()
         finally:
@@ -240,3 +245,32 @@ class Worker:
             except Exception:  # never let the reaper die: log and keep going
                 log.exception("reaping crashed, retrying")
             await asyncio.sleep(settings.reap_interval)
+
+    async def _schedule_loop(self) -> None:
+        """Fire the schedules whose tick has come (any worker may: each tick fires once)."""
+        while True:
+            try:
+                for run in await fire_due_schedules(self.store, now=self.clock.now()):
+                    log.info(
+                        "schedule %s created run %s",
+                        run.metadata.get("schedule_id"),
+                        run.id,
+                        extra=log_context.ids(run),
+                    )
+            except StoreError as exc:
+                log.warning("firing schedules failed, retrying: %s", exc)
+            except Exception:  # never let the scheduler die: log and keep going
+                log.exception("firing schedules crashed, retrying")
+            await asyncio.sleep(self.settings.schedule_interval)
+
+    async def _webhook_loop(self) -> None:
+        """Deliver the webhooks of ended runs, and retry the ones whose time has come."""
+        policy = WebhookPolicy(self.settings.webhook_allow)
+        while True:
+            try:
+                await deliver_due_webhooks(self.store, clock=self.clock, policy=policy)
+            except StoreError as exc:
+                log.warning("delivering webhooks failed, retrying: %s", exc)
+            except Exception:  # never let the deliveries die: log and keep going
+                log.exception("delivering webhooks crashed, retrying")
+            await asyncio.sleep(self.settings.webhook_interval)

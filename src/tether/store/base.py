@@ -27,11 +27,13 @@ from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
+from tether.core.schedule import Schedule
 from tether.core.session import Session
 from tether.core.stats import RunStats
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
+from tether.core.webhook import WebhookDelivery
 from tether.store.changes import ChangeFeed
 from tether.store.checkpoint import (
     ChannelValue,
@@ -270,6 +272,7 @@ class Store(Protocol):
         messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
         held_by: str | None = None,
         lease_seconds: float = 0.0,
+        webhook: tuple[str, str] | None = None,
     ) -> tuple[Run, bool]:
         """Insert a ready run (seq assigned here) into an active session (+ run.created).
 
@@ -280,6 +283,8 @@ class Store(Protocol):
         written by the new run (+ message.added each), so no worker sees the run without them.
         held_by: the caller executes the run itself (a framework's runner), so it starts at once,
         running and leased to that worker for lease_seconds (+ run.started): no worker claims it.
+        webhook (url, shape): a pending delivery of the run to url once it ends, in the same
+        transaction (see due_webhook_deliveries).
         """
 
     async def get_run(
@@ -535,6 +540,14 @@ class Store(Protocol):
         """Items newest-updated first; namespace_prefix=None means every namespace. The app
         scope needs the owner (scope_id is the app)."""
 
+    async def memory_of_run(
+        self, run: Run, *, app: str | None = None, limit: int = 1000
+    ) -> dict[MemoryScope, list[MemoryItem]]:
+        """What a run starts with, in one read: the memory of its own scope, its session's, its
+        owner's (user) and, if app is given, its owner's app's, each in the root namespace
+        only, as list_memory gives it (newest-updated first, at most limit of each scope);
+        every scope asked for is a key, with [] when it has no item."""
+
     async def memory_of_sessions(
         self, session_ids: Sequence[str], *, owner: str
     ) -> dict[str, list[MemoryItem]]:
@@ -634,8 +647,8 @@ class Store(Protocol):
 
     async def erase_owner_data(self, owner: str) -> dict[str, int]:
         """Delete what owner has outside sessions, in one transaction: user and app memory, the
-        events left (user and app memory writes), UI sessions, API keys and assistants; rows
-        deleted by table."""
+        events left (user and app memory writes), schedules, webhook deliveries and secrets, UI
+        sessions, API keys and assistants; rows deleted by table."""
 
     async def count_rows(self) -> dict[str, int]:
         """Rows per table (sessions, runs, steps, messages, memory, events, api_keys)."""
@@ -646,6 +659,96 @@ class Store(Protocol):
     async def import_session(self, archive: dict[str, Any], *, owner: str | None) -> str:
         """Insert what export_session made (ids kept; events get new ids here), in one
         transaction, as owner when given; the session's id. AlreadyExists if it is here."""
+
+    # -- schedules -----------------------------------------------------------------------------
+
+    async def create_schedule(self, schedule: Schedule) -> Schedule:
+        """Insert a schedule (its next_run_at computed by the caller)."""
+
+    async def get_schedule(self, schedule_id: str, *, owner: str | None) -> Schedule | None:
+        """The schedule, or None."""
+
+    async def list_schedules(
+        self,
+        *,
+        owner: str,
+        session_id: str | None = None,
+        agent: str | None = None,
+        enabled: bool | None = None,
+        after_id: str = "",
+        limit: int = 50,
+    ) -> list[Schedule]:
+        """The owner's schedules by id after after_id, narrowed by the arguments given."""
+
+    async def update_schedule(self, schedule: Schedule) -> Schedule | None:
+        """Write the owner's schedule's fields (all but last_run_id and created_at); None when
+        it is not there."""
+
+    async def delete_schedule(self, schedule_id: str, *, owner: str) -> bool:
+        """Delete the owner's schedule; False when it was not there. Its runs stay."""
+
+    async def due_schedules(self, *, now: datetime, limit: int = 100) -> list[Schedule]:
+        """Enabled schedules whose next_run_at has come by now, earliest first."""
+
+    async def fire_schedule(
+        self,
+        schedule: Schedule,
+        *,
+        next_run_at: datetime | None,
+        run: Run,
+        session: Session | None,
+        now: datetime,
+    ) -> Run | None:
+        """Claim the tick schedule.next_run_at (as read by due_schedules) and create its run, in
+        one transaction: the schedule's next_run_at moves to next_run_at only if it still is
+        that tick and the schedule is enabled, so of many callers exactly one wins; the others
+        get None. The winner inserts session first when given (+ session.created), then run
+        (enqueued behind the session's unfinished runs; + run.created) and records it as
+        last_run_id. A run that cannot be created (a closed or missing session) raises, and
+        nothing is written."""
+
+    async def skip_schedule_tick(
+        self, schedule: Schedule, *, next_run_at: datetime | None, enabled: bool
+    ) -> bool:
+        """Claim the tick as fire_schedule does, without a run (and pause the schedule unless
+        enabled); False when another caller claimed it first."""
+
+    # -- webhooks ------------------------------------------------------------------------------
+
+    async def due_webhook_deliveries(
+        self, *, now: datetime, limit: int = 20
+    ) -> list[WebhookDelivery]:
+        """Pending deliveries whose run has ended and whose next_attempt_at has come by now,
+        earliest first (with their run's session)."""
+
+    async def claim_webhook_delivery(
+        self, delivery: WebhookDelivery, *, lease_until: datetime, now: datetime
+    ) -> WebhookDelivery | None:
+        """Take the delivery for one attempt: its next_attempt_at moves from the value read to
+        lease_until and its attempts count up, only if it still is that value (of many callers
+        one wins; the others get None). A caller that dies mid-attempt leaves it to be taken
+        again after lease_until."""
+
+    async def end_webhook_attempt(
+        self,
+        delivery: WebhookDelivery,
+        *,
+        outcome: str,
+        next_attempt_at: datetime | None,
+        status_code: int | None,
+        error: str | None,
+        now: datetime,
+    ) -> bool:
+        """Record the attempt claimed (delivery as claim_webhook_delivery returned it) with a
+        run.webhook event, in one transaction: outcome delivered or failed ends the delivery,
+        retrying leaves it pending until next_attempt_at. False when the attempt is no longer
+        this caller's (its lease passed and another caller took it)."""
+
+    async def webhook_secret(self, owner: str, *, candidate: str, now: datetime) -> str:
+        """The owner's webhook signing secret; candidate becomes it when the owner has none."""
+
+    async def rotate_webhook_secret(self, owner: str, *, secret: str, now: datetime) -> str:
+        """Replace the owner's webhook signing secret with secret."""
 
     # -- ui sessions ---------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """A feed of "something committed" notifications, so readers wake instead of polling.
 
-Stores publish topics after each commit (``session:<id>``, ``run:<id>``, ``runs``); streams and
+Stores publish topics after each commit (``session:<id>``, ``run:<id>``, ``run-status:<id>``,
+``runs``); streams and
 workers wait on the topics they care about. Waiters may live on any thread or event loop. A
 publish from another process reaches this feed only through the backend (PostgreSQL NOTIFY); on
 SQLite, waiters also poll with a timeout.
@@ -23,6 +24,12 @@ def session_topic(session_id: str) -> str:
 
 def run_topic(run_id: str) -> str:
     return f"run:{run_id}"
+
+
+def run_status_topic(run_id: str) -> str:
+    """Published when the run's status or holder may have changed (its run.* events, its
+    deletion), not for its steps and messages."""
+    return f"run-status:{run_id}"
 
 
 #: How many topics remember their last publish (enough to close the read-then-wait race).

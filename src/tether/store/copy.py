@@ -93,6 +93,20 @@ TABLES: tuple[Table, ...] = (
     _table("events", "id", "id type owner session_id run_id data created_at", "data"),
     _table("api_keys", "id", "id owner key_hash prefix name created_at revoked_at", ""),
     _table("ui_sessions", "token_hash", "token_hash key_id owner created_at expires_at", ""),
+    _table(
+        "schedules",
+        "id",
+        "id owner cron timezone agent goal input session_id metadata end_at enabled "
+        "next_run_at last_run_id created_at updated_at",
+        "input metadata",
+    ),
+    _table(
+        "webhook_deliveries",
+        "id",
+        "id run_id owner url shape state attempts next_attempt_at created_at updated_at",
+        "",
+    ),
+    _table("webhook_secrets", "owner", "owner secret created_at", ""),
     _table("checkpoint_threads", "id", "id session_id", "", (0,)),
     _table(
         "checkpoints",

@@ -1,5 +1,5 @@
-"""The UI's pages: sessions, the overview, a session, runs across sessions, a run, the
-assistants, the login form, and a friendly 404."""
+"""The UI's pages: sessions, the overview, a session, runs across sessions, a run, schedules,
+the assistants, the login form, and a friendly 404."""
 
 from __future__ import annotations
 
@@ -40,6 +40,13 @@ async def runs_page(request: Request, svc: Owned) -> Response:
     """Every run of the owner across sessions, newest first."""
     context = await views.runs_view(svc, request.query_params)
     return page(request, "runs.html", **context)
+
+
+@router.get("/schedules")
+async def schedules_page(request: Request, svc: Owned) -> Response:
+    """Every schedule of the owner, oldest first."""
+    context = await views.schedules_view(svc, request.query_params)
+    return page(request, "schedules.html", **context)
 
 
 @router.get("/assistants")

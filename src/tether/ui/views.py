@@ -162,8 +162,21 @@ async def run_view(svc: Service, run_id: str) -> dict[str, Any]:
         "promoted": in_session,
         "unroutable": await _unroutable(svc, [run]),
         "live": None if run.is_terminal else live,
+        "webhooks": await _webhook_attempts(svc, run) if run.is_terminal else [],
         "now": now,
     }
+
+
+async def _webhook_attempts(svc: Service, run: Run) -> list[dict[str, Any]]:
+    """The attempts to deliver the run's webhook (its run.webhook events), oldest first."""
+    found: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        events = await svc.list_events(run_id=run.id, after_id=after, limit=1000)
+        found += [{**e.data, "at": e.created_at} for e in events if e.type == EventType.RUN_WEBHOOK]
+        if len(events) < 1000:
+            return found
+        after = events[-1].id
 
 
 async def runs_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
@@ -199,6 +212,21 @@ async def runs_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
         "paged": cursor is not None,
         "filtered": bool(status or agent or period or text or stuck),
         "now": now,
+    }
+
+
+#: Schedules on one page of the UI.
+SCHEDULES_PER_PAGE = 50
+
+
+async def schedules_view(svc: Service, query: Mapping[str, str]) -> dict[str, Any]:
+    """One page of the owner's schedules, oldest first."""
+    cursor = query.get("cursor") or None
+    found = await svc.list_schedules(limit=SCHEDULES_PER_PAGE, cursor=cursor)
+    return {
+        "schedules": found.data,
+        "next_cursor": found.next_cursor,
+        "paged": cursor is not None,
     }
 
 

@@ -283,7 +283,7 @@ async def info() -> Response:
             "server": "tether",
             "flags": {
                 "assistants": True,
-                "crons": False,
+                "crons": True,
                 "langsmith": False,
                 "langsmith_tracing_replicas": False,
                 "thread_ttl": True,

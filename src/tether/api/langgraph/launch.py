@@ -53,11 +53,11 @@ ACCEPTED = frozenset(
         "checkpoint_during",
         "strict_resume",
         "on_completion",
+        "webhook",
     }
 )
 #: Keys for features tether does not provide, and why; refused whenever they ask for anything.
 REFUSED = {
-    "webhook": "tether calls no webhooks: follow the run with runs.join or runs.stream",
     "interrupt_before": "tether agents are not graphs of nodes to break before; an agent waits "
     "for a person itself (ctx.wait_for_input)",
     "interrupt_after": "tether agents are not graphs of nodes to break after; an agent waits "
@@ -86,6 +86,7 @@ class RunRequest:
     multitask: str
     create_thread: bool
     after_seconds: float | None
+    webhook: str | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: What becomes of a stateless run's thread once it ends (None: not asked).
     on_completion: str | None = None
@@ -113,6 +114,7 @@ class RunRequest:
                 },
             },
             after_seconds=self.after_seconds,
+            webhook=self.webhook,
         )
         if self.assistant is None:
             return options
@@ -193,6 +195,7 @@ async def parse(body: Any, svc: Service) -> RunRequest:
         )
         == "create",
         after_seconds=float(after) if after else None,
+        webhook=opt_str(request, "webhook") or None,
         kwargs=kwargs,
         on_completion=on_completion,
         assistant=stored,

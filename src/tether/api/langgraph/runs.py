@@ -435,12 +435,3 @@ async def _to_cancel(svc: Service, request: dict[str, Any]) -> list[Run]:
     await svc.get_session(thread_id)
     runs = [await _run_in(svc, thread_id, run_id) for run_id in dict.fromkeys(run_ids)]
     return [r for r in runs if not r.is_terminal]
-
-
-@router.post("/runs/crons")
-@router.post("/runs/crons/search")
-@router.post("/runs/crons/count")
-@router.post("/threads/{thread_id}/runs/crons")
-async def crons() -> Response:
-    """Scheduled runs are refused: tether has no crons (after_seconds delays one run)."""
-    raise refuse("crons", "tether does not schedule runs; after_seconds delays the start of one")

@@ -16,16 +16,13 @@ from tether.core.message import Message, Role
 from tether.core.run import IfBusy, Run, RunSummary
 from tether.core.status import RunStatus
 from tether.runtime import limits
+from tether.runtime.run_shapes import LG_KEY as LG_KEY
+from tether.runtime.run_shapes import RUN_FIELDS as RUN_FIELDS
+from tether.runtime.run_shapes import RUN_STATUS as RUN_STATUS
+from tether.runtime.run_shapes import lg_info as lg_info
+from tether.runtime.run_shapes import run_dict as run_dict
+from tether.runtime.run_shapes import run_error as run_error
 
-RUN_STATUS: dict[RunStatus, str] = {
-    RunStatus.READY: "pending",
-    RunStatus.RUNNING: "running",
-    RunStatus.WAITING: "interrupted",
-    RunStatus.COMPLETED: "success",
-    RunStatus.FAILED: "error",
-    RunStatus.TIMED_OUT: "timeout",
-    RunStatus.CANCELLED: "interrupted",
-}
 #: The tether statuses each LangGraph run status stands for.
 RUN_STATUSES: dict[str, frozenset[RunStatus]] = {
     lg: frozenset(s for s, mapped in RUN_STATUS.items() if mapped == lg)
@@ -38,9 +35,6 @@ MULTITASK: dict[str, IfBusy] = {
     "interrupt": IfBusy.INTERRUPT,
     "rollback": IfBusy.INTERRUPT,
 }
-#: Where a run started through this API keeps what LangGraph clients sent with it.
-LG_KEY = "langgraph"
-
 _ROLES = {
     "human": Role.USER,
     "user": Role.USER,
@@ -159,59 +153,6 @@ def lc_message(message: Message) -> dict[str, Any]:
 
 
 # -- runs ---------------------------------------------------------------------------------------
-
-
-def lg_info(run: Run) -> dict[str, Any]:
-    info = run.metadata.get(LG_KEY)
-    return info if isinstance(info, dict) else {}
-
-
-def run_error(run: Run | RunSummary) -> dict[str, str] | None:
-    if run.error is None:
-        if run.status is RunStatus.TIMED_OUT:
-            return {"error": "TimeoutError", "message": "the run timed out"}
-        if run.status is RunStatus.FAILED:
-            return {"error": "Error", "message": "the run failed"}
-        return None
-    return {"error": run.error.type, "message": run.error.message}
-
-
-#: The fields of run_dict, in its order (what a caller's select may name).
-RUN_FIELDS = (
-    "run_id",
-    "thread_id",
-    "assistant_id",
-    "created_at",
-    "updated_at",
-    "status",
-    "metadata",
-    "multitask_strategy",
-    "kwargs",
-    "started_at",
-    "ended_at",
-    "error",
-)
-
-
-def run_dict(run: Run) -> dict[str, Any]:
-    """A run as LangGraph's Run, with tether's started_at, ended_at and error alongside."""
-    info = lg_info(run)
-    kwargs: dict[str, Any] = {"input": run.input}
-    kwargs.update(info.get("kwargs") or {})
-    return {
-        "run_id": run.id,
-        "thread_id": run.session_id,
-        "assistant_id": info.get("assistant_id", run.agent),
-        "created_at": to_iso(run.created_at),
-        "updated_at": to_iso(run.updated_at),
-        "status": RUN_STATUS[run.status],
-        "metadata": {k: v for k, v in run.metadata.items() if k != LG_KEY},
-        "multitask_strategy": info.get("multitask_strategy", "reject"),
-        "kwargs": kwargs,
-        "started_at": to_iso(run.started_at),
-        "ended_at": to_iso(run.ended_at),
-        "error": run_error(run) if run.status in (RunStatus.FAILED, RunStatus.TIMED_OUT) else None,
-    }
 
 
 def interrupt_of(run: Run | RunSummary) -> dict[str, Any]:

@@ -30,10 +30,6 @@ _UNSERVED = (
             "/assistants/{assistant_id}/subgraphs/{namespace}",
         )
     ),
-    *(
-        (method, "/runs/crons/{cron_id}", "crons", "tether does not schedule runs")
-        for method in ("PATCH", "DELETE")
-    ),
 )
 
 

@@ -18,12 +18,14 @@ import contextlib
 import hashlib
 import json
 import secrets
+import select
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import psycopg
+from psycopg import AsyncCursor
 from psycopg import errors as pg_errors
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
@@ -81,29 +83,72 @@ class _Reader:
 
 
 class _Tx:
-    """One write transaction on one connection."""
+    """One write transaction on one connection. BEGIN goes out with the transaction's first
+    statement, in one round trip."""
 
-    def __init__(self, conn: AsyncConn) -> None:
-        self._conn = conn
+    def __init__(self, db: PostgresDatabase, pool: AsyncConnectionPool[AsyncConn]) -> None:
+        self._db = db
+        self._pool = pool
+        self.conn: AsyncConn | None = None
         self.topics: list[str] = []
         self.committed: list[Callable[[], None]] = []
         self._events: list[dict[str, Any]] = []
+        self._later: list[tuple[str, dict[str, Any]]] = []
+
+    async def _execute(self, query: str, params: dict[str, Any]) -> AsyncCursor[Row]:
+        if self.conn is not None:
+            return await self.conn.execute(_QUERIES[query], params)
+        cur = await self._begin(_QUERIES[query], params)
+        assert cur is not None
+        return cur
+
+    async def _begin(self, sql: str | None, params: dict[str, Any]) -> AsyncCursor[Row] | None:
+        """BEGIN on a pooled connection, pipelined with the first statement (sql) if any. A
+        connection with something to read while idle (the server closed it) sends BEGIN alone:
+        a dead one is replaced, while a statement in flight when its connection dies fails."""
+        for attempt in range(self._db.max_size + 1):
+            conn = self.conn = await self._db.getconn(self._pool)
+            if sql is not None and _quiet(conn):
+                async with conn.pipeline():
+                    await conn.execute("BEGIN")
+                    cur = await conn.execute(sql, params)
+                return cur
+            try:
+                await conn.execute("BEGIN")
+            except psycopg.Error:
+                self.conn = None
+                await self._pool.putconn(conn)
+                if not (conn.broken and attempt < self._db.max_size):
+                    raise
+                continue
+            return None if sql is None else await conn.execute(sql, params)
+        raise AssertionError("unreachable")
+
+    async def _begun(self) -> AsyncConn:
+        """The transaction's connection, BEGIN sent on its own if no statement was yet."""
+        if self.conn is None:
+            await self._begin(None, {})
+        assert self.conn is not None
+        return self.conn
 
     async def one(self, query: str, /, **params: Any) -> Row | None:
-        cur = await self._conn.execute(_QUERIES[query], params)
+        cur = await self._execute(query, params)
         return await cur.fetchone() if cur.description else None
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
-        cur = await self._conn.execute(_QUERIES[query], params)
+        cur = await self._execute(query, params)
         return list(await cur.fetchall())
 
     async def run(self, query: str, /, **params: Any) -> int:
-        cur = await self._conn.execute(_QUERIES[query], params)
+        cur = await self._execute(query, params)
         return cur.rowcount
 
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
-        async with self._conn.cursor() as cur:
+        async with (await self._begun()).cursor() as cur:
             await cur.executemany(_QUERIES[query], rows)
+
+    async def later(self, query: str, /, **params: Any) -> None:
+        self._later.append((_QUERIES[query], params))
 
     async def append_events(self, events: list[dict[str, Any]], /) -> None:
         self._events.extend(events)
@@ -115,18 +160,22 @@ class _Tx:
         self.committed.append(action)
 
     async def commit(self, source: str) -> None:
-        """Append the events under their sessions' locks, notify, and COMMIT: one round trip."""
-        conn = self._conn
+        """The statements left for later, the events under their sessions' locks with the
+        notifications (one statement), and COMMIT: one round trip (after BEGIN, if the
+        transaction sent no statement before)."""
+        if self.conn is None and not (self._later or self._events or self.topics):
+            return  # nothing was written
+        conn = await self._begun()
         async with conn.pipeline():
+            for sql, params in self._later:
+                await conn.execute(sql, params)
+            payloads = notify_payloads(source, self.topics) if self.topics else []
             if self._events:
                 keys = {lock_key(e["session_id"] or f"owner:{e['owner']}") for e in self._events}
-                await conn.execute(_QUERIES["lock_sessions"], {"keys": sorted(keys)})
-                await conn.execute(
-                    _QUERIES["insert_events"],
-                    {c: [e[c] for e in self._events] for c in _EVENT_COLUMNS},
-                )
-            if self.topics:
-                payloads = notify_payloads(source, self.topics)
+                params = {c: [e[c] for e in self._events] for c in _EVENT_COLUMNS}
+                params.update(keys=sorted(keys), payloads=payloads)
+                await conn.execute(_QUERIES["append_events"], params)
+            elif payloads:
                 await conn.execute(_QUERIES["notify"], {"payloads": payloads})
             await conn.execute("COMMIT")
 
@@ -144,11 +193,11 @@ class PostgresDatabase:
         self._source = secrets.token_hex(6)
         try:
             self._min_size = int(options["pool_min_size"])
-            self._max_size = int(options["pool_max_size"])
+            self.max_size = int(options["pool_max_size"])
             self._timeout = float(options["pool_timeout"])
         except ValueError as exc:
             raise UsageError(f"invalid pool option in the database URL: {exc}") from exc
-        if not 1 <= self._min_size <= self._max_size or self._timeout <= 0:
+        if not 1 <= self._min_size <= self.max_size or self._timeout <= 0:
             raise UsageError(
                 "the database URL needs 1 <= pool_min_size <= pool_max_size and pool_timeout > 0"
             )
@@ -165,23 +214,24 @@ class PostgresDatabase:
     @asynccontextmanager
     async def write(self) -> AsyncIterator[_Tx]:
         pool = await self._open()
-        conn = await self._begin(pool)
-        tx = _Tx(conn)
+        tx = _Tx(self, pool)
         try:
             try:
                 yield tx
                 await tx.commit(self._source)
             except BaseException as exc:
-                await _abandon(conn)
+                if tx.conn is not None:
+                    await _abandon(tx.conn)
                 if isinstance(exc, UnicodeEncodeError):
                     raise not_unicode(exc) from exc
                 if isinstance(exc, psycopg.Error):
-                    if _stale_plan(exc):
-                        await conn.close()
+                    if _stale_plan(exc) and tx.conn is not None:
+                        await tx.conn.close()
                     raise _store_error(exc, self.location) from exc
                 raise
         finally:
-            await pool.putconn(conn)
+            if tx.conn is not None:
+                await pool.putconn(tx.conn)
         if tx.topics:
             self.changes.publish(tx.topics)
         for action in tx.committed:
@@ -225,8 +275,8 @@ class PostgresDatabase:
     async def fetch(self, sql: str, params: dict[str, Any]) -> list[Row]:
         """Run a read statement; retried on another connection when its connection was dead."""
         pool = await self._open()
-        for attempt in range(self._max_size + 1):
-            conn = await self._getconn(pool)
+        for attempt in range(self.max_size + 1):
+            conn = await self.getconn(pool)
             try:
                 cur = await conn.execute(sql, params)
                 return list(await cur.fetchall())
@@ -235,26 +285,13 @@ class PostgresDatabase:
             except psycopg.Error as exc:
                 if _stale_plan(exc):
                     await conn.close()
-                if not ((conn.broken or _stale_plan(exc)) and attempt < self._max_size):
+                if not ((conn.broken or _stale_plan(exc)) and attempt < self.max_size):
                     raise _store_error(exc, self.location) from exc
             finally:
                 await pool.putconn(conn)
         raise AssertionError("unreachable")
 
-    async def _begin(self, pool: AsyncConnectionPool[AsyncConn]) -> AsyncConn:
-        """A pooled connection with an open transaction; dead connections are replaced."""
-        for attempt in range(self._max_size + 1):
-            conn = await self._getconn(pool)
-            try:
-                await conn.execute("BEGIN")
-                return conn
-            except psycopg.Error as exc:
-                await pool.putconn(conn)
-                if not (conn.broken and attempt < self._max_size):
-                    raise _store_error(exc, self.location) from exc
-        raise AssertionError("unreachable")
-
-    async def _getconn(self, pool: AsyncConnectionPool[AsyncConn]) -> AsyncConn:
+    async def getconn(self, pool: AsyncConnectionPool[AsyncConn]) -> AsyncConn:
         try:
             return await pool.getconn()
         except PoolTimeout as exc:
@@ -273,7 +310,7 @@ class PostgresDatabase:
                     self._conninfo,
                     open=False,
                     min_size=self._min_size,
-                    max_size=self._max_size,
+                    max_size=self.max_size,
                     timeout=self._timeout,
                     kwargs={"autocommit": True, "row_factory": dict_row},
                     configure=_configure,
@@ -333,6 +370,16 @@ async def _abandon(conn: AsyncConn) -> None:
     except BaseException:
         await conn.close()
         raise
+
+
+def _quiet(conn: AsyncConn) -> bool:
+    """Nothing to read on an idle connection (a closed one reads as its end). poll, not
+    select: a server with many open sockets has descriptors past select's limit."""
+    if not hasattr(select, "poll"):  # Windows: no poll; BEGIN goes alone, as before
+        return False
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    return not poller.poll(0)
 
 
 def _stale_plan(exc: psycopg.Error) -> bool:

@@ -5,21 +5,6 @@
 
 -- events ---------------------------------------------------------------------------------------
 
--- events ---------------------------------------------------------------------------------------
-
--- name: lock_sessions
--- Taken right before a transaction appends its events; keys sorted, so no two wait in a cycle.
-SELECT pg_advisory_xact_lock(k) FROM unnest(%(keys)b::bigint[]) AS k;
-
--- name: insert_events
--- Arrays go in binary (%(x)b): no per-element quoting of the JSON on the way.
-INSERT INTO events (type, owner, session_id, run_id, data, created_at)
-SELECT e.type, e.owner, e.session_id, e.run_id, e.data::jsonb, e.created_at
-FROM unnest(%(type)b::text[], %(owner)b::text[], %(session_id)b::text[], %(run_id)b::text[],
-            %(data)b::text[], %(created_at)b::bigint[])
-     WITH ORDINALITY AS e(type, owner, session_id, run_id, data, created_at, n)
-ORDER BY e.n;
-
 -- name: notify
 SELECT pg_notify('tether', p) FROM unnest(%(payloads)b::text[]) AS p;
 
@@ -252,9 +237,11 @@ WHERE id = %(run_id)s AND status = 'running' AND worker_id = %(worker_id)s
 FOR NO KEY UPDATE;
 
 -- name: close_open_steps
+-- Tool calls end in_doubt (their effect may have happened), the other steps failed.
 UPDATE steps
-SET status = %(status)s, error = %(error)s::jsonb, ended_at = GREATEST(%(now)s, started_at)
-WHERE run_id = %(run_id)s AND status = 'running' AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+SET status = CASE WHEN kind = 'tool_call' THEN 'in_doubt' ELSE 'failed' END,
+    error = %(error)s::jsonb, ended_at = GREATEST(%(now)s, started_at)
+WHERE run_id = %(run_id)s AND status = 'running'
 RETURNING *;
 
 -- LangGraph-style session search --------------------------------------------------------------
@@ -505,3 +492,32 @@ WHERE session_id = %(session_id)s AND seq < %(before_seq)s
                      %(before_seq)s::bigint)
   AND removed_at IS NULL
 ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: append_events
+-- A transaction's events, appended right before COMMIT in one statement: first (the one-time
+-- filters run before any row is made, so before an event id is drawn) the advisory locks of
+-- their sessions, keys sorted so no two transactions wait in a cycle, and the transaction's
+-- notifications; then the events, in order. Arrays go in binary (%(x)b): no per-element
+-- quoting of the JSON on the way.
+INSERT INTO events (type, owner, session_id, run_id, data, created_at)
+SELECT e.type, e.owner, e.session_id, e.run_id, e.data::jsonb, e.created_at
+FROM unnest(%(type)b::text[], %(owner)b::text[], %(session_id)b::text[], %(run_id)b::text[],
+            %(data)b::text[], %(created_at)b::bigint[])
+     WITH ORDINALITY AS e(type, owner, session_id, run_id, data, created_at, n)
+WHERE (SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%(keys)b::bigint[]) AS k) >= 0
+  AND (SELECT count(pg_notify('tether', p)) FROM unnest(%(payloads)b::text[]) AS p) >= 0
+ORDER BY e.n;
+
+-- name: memory_of_run
+-- The root-namespace memory a run starts with, each scope in list_memory_in_namespace's order.
+(SELECT * FROM memory WHERE scope = 'run' AND scope_id = %(run_id)s AND namespace = ''
+ ORDER BY updated_at DESC, namespace, key LIMIT %(limit)s)
+UNION ALL
+(SELECT * FROM memory WHERE scope = 'session' AND scope_id = %(session_id)s AND namespace = ''
+ ORDER BY updated_at DESC, namespace, key LIMIT %(limit)s)
+UNION ALL
+(SELECT * FROM memory WHERE scope = 'user' AND scope_id = %(owner)s AND namespace = ''
+ ORDER BY updated_at DESC, namespace, key LIMIT %(limit)s)
+UNION ALL
+(SELECT * FROM memory WHERE scope = 'app' AND scope_id = %(app)s::text AND namespace = ''
+ ORDER BY updated_at DESC, namespace, key LIMIT %(limit)s);

@@ -12,9 +12,14 @@ from tether.core.run import ErrorInfo, Run
 from tether.core.serde import to_data
 from tether.core.session import Session
 from tether.core.status import SessionStatus, StepStatus
-from tether.core.step import StepKind
 from tether.store.base import EventObserver
-from tether.store.changes import RUNS_TOPIC, ChangeFeed, run_topic, session_topic
+from tether.store.changes import (
+    RUNS_TOPIC,
+    ChangeFeed,
+    run_status_topic,
+    run_topic,
+    session_topic,
+)
 from tether.store.sql.database import Database, Row, Tx
 from tether.store.sql.rows import error_data, run_from_row, session_from_row, step_from_row, to_us
 
@@ -121,7 +126,10 @@ class SqlBase:
         if run_id:
             topics.append(run_topic(run_id))
         if type_.startswith("run."):
-            topics.append(RUNS_TOPIC)
+            if run_id:
+                topics.append(run_status_topic(run_id))
+            if type_ is not EventType.RUN_STARTED:  # a start makes no run claimable
+                topics.append(RUNS_TOPIC)
         tx.publish(*topics)
         if self._observers:
             payloads = data if told is None else told
@@ -189,27 +197,21 @@ class SqlBase:
     ) -> None:
         """Close a run's unfinished steps: tool calls as in_doubt (their effect may have
         happened without its result being recorded), the others as failed with error."""
-        groups = ((StepStatus.IN_DOUBT, StepKind.TOOL_CALL.value), (StepStatus.FAILED, None))
-        for status, kind in groups:
-            rows = await tx.all(
-                "close_open_steps",
+        rows = await tx.all(
+            "close_open_steps", run_id=run.id, error=self._j(error_data(error)), now=to_us(now)
+        )
+        steps = [step_from_row(row, self._db.load_json) for row in rows]
+        steps.sort(key=lambda step: (step.status is not StepStatus.IN_DOUBT, step.seq))
+        for step in steps:
+            await self._event(
+                tx,
+                step_event(step.status),
+                owner=run.owner,
+                now=now,
+                session_id=run.session_id,
                 run_id=run.id,
-                status=status.value,
-                error=self._j(error_data(error)),
-                now=to_us(now),
-                kind=kind,
+                data={"step": step},
             )
-            for row in rows:
-                step = step_from_row(row, self._db.load_json)
-                await self._event(
-                    tx,
-                    step_event(status),
-                    owner=run.owner,
-                    now=now,
-                    session_id=run.session_id,
-                    run_id=run.id,
-                    data={"step": step},
-                )
 
     async def _cancel_in(
         self, tx: Tx, run_id: str, *, owner: str, now: datetime, reason: str

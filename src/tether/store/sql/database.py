@@ -30,6 +30,10 @@ class Tx(ReadTx, Protocol):
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
         """Execute a named query once per parameter set (bulk copies)."""
 
+    async def later(self, query: str, /, **params: Any) -> None:
+        """Execute a named query whose outcome nothing waits for, in order with this
+        transaction's other writes: at once, or with the commit (in its round trip)."""
+
     async def append_events(self, events: list[dict[str, Any]], /) -> None:
         """Append events (each: type, owner, session_id, run_id, data, created_at), in order.
         Event ids of a session increase in commit order, so a reader resuming after an id

@@ -9,6 +9,7 @@ from typing import Any
 from tether.core.errors import Conflict, NotFound, UsageError
 from tether.core.event import EventType
 from tether.core.memory import MemoryItem, MemoryScope
+from tether.core.run import Run
 from tether.core.status import RUN_TERMINAL, RunStatus
 from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Tx
@@ -142,6 +143,30 @@ class MemoryPart(SqlBase):
                 offset=offset,
             )
         return [self._item(r) for r in rows]
+
+    async def memory_of_run(
+        self, run: Run, *, app: str | None = None, limit: int = 1000
+    ) -> dict[MemoryScope, list[MemoryItem]]:
+        async with self._db.read() as tx:
+            rows = await tx.all(
+                "memory_of_run",
+                run_id=run.id,
+                session_id=run.session_id,
+                owner=run.owner,
+                app=None if app is None else stored_scope_id(MemoryScope.APP, app, run.owner),
+                limit=limit,
+            )
+        found: dict[MemoryScope, list[MemoryItem]] = {
+            MemoryScope.RUN: [],
+            MemoryScope.SESSION: [],
+            MemoryScope.USER: [],
+        }
+        if app is not None:
+            found[MemoryScope.APP] = []
+        for row in rows:  # each scope's rows come in list_memory's order
+            item = self._item(row)
+            found[item.scope].append(item)
+        return found
 
     async def memory_of_sessions(
         self, session_ids: Sequence[str], *, owner: str

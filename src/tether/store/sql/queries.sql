@@ -1001,3 +1001,148 @@ VALUES (:assistant_id, :version, :graph_id, :name, :description, :config::jsonb,
 
 -- name: copy_clear_assistant_versions
 DELETE FROM assistant_versions;
+-- schedules and webhooks -------------------------------------------------------------------------
+
+-- name: claim_schedule_tick
+-- Moves the tick read (due) forward: of the workers that read it, exactly one gets the row.
+UPDATE schedules SET next_run_at = :next_run_at,
+                     last_run_id = COALESCE(:run_id::text, last_run_id),
+                     enabled = :enabled
+WHERE id = :id AND enabled = 1 AND next_run_at = :due
+RETURNING *;
+
+-- name: claim_webhook_delivery
+-- Moves the time read (seen) on to the end of this attempt's lease: one worker at a time.
+UPDATE webhook_deliveries SET next_attempt_at = :lease_until, attempts = attempts + 1,
+                              updated_at = :now
+WHERE id = :id AND state = 'pending' AND next_attempt_at = :seen
+RETURNING *;
+
+-- name: copy_clear_schedules
+DELETE FROM schedules;
+
+-- name: copy_clear_webhook_deliveries
+DELETE FROM webhook_deliveries;
+
+-- name: copy_clear_webhook_secrets
+DELETE FROM webhook_secrets;
+
+-- name: copy_count_schedules
+SELECT count(*) AS n FROM schedules;
+
+-- name: copy_count_webhook_deliveries
+SELECT count(*) AS n FROM webhook_deliveries;
+
+-- name: copy_count_webhook_secrets
+SELECT count(*) AS n FROM webhook_secrets;
+
+-- name: copy_insert_schedules
+INSERT INTO schedules (id, owner, cron, timezone, agent, goal, input, session_id, metadata,
+                       end_at, enabled, next_run_at, last_run_id, created_at, updated_at)
+VALUES (:id, :owner, :cron, :timezone, :agent, :goal, :input::jsonb,
+        :session_id, :metadata::jsonb, :end_at, :enabled, :next_run_at,
+        :last_run_id, :created_at, :updated_at);
+
+-- name: copy_insert_webhook_deliveries
+INSERT INTO webhook_deliveries (id, run_id, owner, url, shape, state, attempts, next_attempt_at,
+                                created_at, updated_at)
+VALUES (:id, :run_id, :owner, :url, :shape, :state, :attempts, :next_attempt_at, :created_at,
+        :updated_at);
+
+-- name: copy_insert_webhook_secrets
+INSERT INTO webhook_secrets (owner, secret, created_at) VALUES (:owner, :secret, :created_at);
+
+-- name: copy_page_schedules
+SELECT * FROM schedules WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_page_webhook_deliveries
+SELECT * FROM webhook_deliveries WHERE id > :after_id
+ORDER BY id LIMIT :limit;
+
+-- name: copy_page_webhook_secrets
+SELECT * FROM webhook_secrets WHERE owner > :after_owner
+ORDER BY owner LIMIT :limit;
+
+-- name: delete_run_webhook_deliveries
+DELETE FROM webhook_deliveries WHERE run_id = :run_id;
+
+-- name: delete_schedule
+DELETE FROM schedules WHERE id = :id AND owner = :owner;
+
+-- name: delete_session_webhook_deliveries
+DELETE FROM webhook_deliveries WHERE run_id IN (SELECT id FROM runs WHERE session_id = :id);
+
+-- name: due_schedules
+SELECT * FROM schedules WHERE enabled = 1 AND next_run_at <= :now
+ORDER BY next_run_at, id LIMIT :limit;
+
+-- name: due_webhook_deliveries
+-- Pending deliveries of ended runs whose (retry or lease) time has come, earliest first.
+SELECT d.*, r.session_id AS session_id FROM webhook_deliveries AS d
+JOIN runs AS r ON r.id = d.run_id
+WHERE d.state = 'pending' AND d.next_attempt_at <= :now
+  AND r.status IN ('completed', 'failed', 'timed_out', 'cancelled')
+ORDER BY d.next_attempt_at, d.id LIMIT :limit;
+
+-- name: end_webhook_attempt
+-- Only the attempt claimed (attempts and lease as the claim left them), once.
+UPDATE webhook_deliveries SET state = :state, next_attempt_at = :next_attempt_at,
+                              updated_at = :now
+WHERE id = :id AND state = 'pending' AND attempts = :attempts
+  AND next_attempt_at = :lease
+RETURNING *;
+
+-- name: erase_owner_schedules
+DELETE FROM schedules WHERE owner = :owner;
+
+-- name: erase_owner_webhook_deliveries
+DELETE FROM webhook_deliveries WHERE owner = :owner;
+
+-- name: erase_owner_webhook_secrets
+DELETE FROM webhook_secrets WHERE owner = :owner;
+
+-- name: insert_schedule
+INSERT INTO schedules (id, owner, cron, timezone, agent, goal, input, session_id, metadata,
+                       end_at, enabled, next_run_at, last_run_id, created_at, updated_at)
+VALUES (:id, :owner, :cron, :timezone, :agent, :goal, :input::jsonb,
+        :session_id, :metadata::jsonb, :end_at, :enabled, :next_run_at, NULL,
+        :created_at, :updated_at)
+RETURNING *;
+
+-- name: insert_webhook_delivery
+INSERT INTO webhook_deliveries (id, run_id, owner, url, shape, next_attempt_at, created_at,
+                                updated_at)
+VALUES (:id, :run_id, :owner, :url, :shape, :next_attempt_at, :created_at, :created_at);
+
+-- name: insert_webhook_secret_if_none
+INSERT INTO webhook_secrets (owner, secret, created_at) VALUES (:owner, :secret, :created_at)
+ON CONFLICT (owner) DO NOTHING;
+
+-- name: list_schedules
+SELECT * FROM schedules
+WHERE owner = :owner AND id > :after_id
+  AND (:session_id::text IS NULL OR session_id = :session_id)
+  AND (:agent::text IS NULL OR agent = :agent)
+  AND (:enabled::integer IS NULL OR enabled = :enabled)
+ORDER BY id LIMIT :limit;
+
+-- name: put_webhook_secret
+INSERT INTO webhook_secrets (owner, secret, created_at) VALUES (:owner, :secret, :created_at)
+ON CONFLICT (owner) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at
+RETURNING *;
+
+-- name: schedule_by_id
+SELECT * FROM schedules WHERE id = :id AND (:owner::text IS NULL OR owner = :owner);
+
+-- name: update_schedule
+-- Leaves last_run_id to the ticks.
+UPDATE schedules
+SET cron = :cron, timezone = :timezone, agent = :agent, goal = :goal,
+    input = :input::jsonb, metadata = :metadata::jsonb, end_at = :end_at,
+    enabled = :enabled, next_run_at = :next_run_at, updated_at = :updated_at
+WHERE id = :id AND owner = :owner
+RETURNING *;
+
+-- name: webhook_secret
+SELECT * FROM webhook_secrets WHERE owner = :owner;

@@ -97,6 +97,9 @@ class RetentionPart(SqlBase):
                     "erase_owner_memory", owner=owner, app_prefix=owner + NAMESPACE_SEP
                 ),
                 "events": await tx.run("erase_owner_events", owner=owner),
+                "schedules": await tx.run("erase_owner_schedules", owner=owner),
+                "webhook_deliveries": await tx.run("erase_owner_webhook_deliveries", owner=owner),
+                "webhook_secrets": await tx.run("erase_owner_webhook_secrets", owner=owner),
                 "ui_sessions": await tx.run("erase_owner_ui_sessions", owner=owner),
                 "api_keys": await tx.run("erase_owner_api_keys", owner=owner),
                 "assistant_versions": await tx.run("erase_owner_assistant_versions", owner=owner),

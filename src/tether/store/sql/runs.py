@@ -20,7 +20,7 @@ from tether.core.page import Page
 from tether.core.run import ErrorInfo, IfBusy, Run, RunActivity
 from tether.core.status import RUN_TERMINAL, RunStatus, check_transition
 from tether.store.base import UNSET, Unset
-from tether.store.changes import run_topic, session_topic
+from tether.store.changes import run_status_topic, run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
@@ -51,91 +51,129 @@ class RunsPart(SessionsPart):
         messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
         held_by: str | None = None,
         lease_seconds: float = 0.0,
+        webhook: tuple[str, str] | None = None,
     ) -> tuple[Run, bool]:
         async with self._db.write() as tx:
-            if run.idempotency_key is not None:
-                row = await tx.one(
-                    "run_by_idempotency_key", session_id=run.session_id, key=run.idempotency_key
-                )
-                if row is not None:
-                    if owner is not None and row["owner"] != owner:
-                        raise NotFound("session", run.session_id)
-                    existing = self._run(row)
-                    if (existing.goal, existing.agent, existing.input) != (
-                        run.goal,
-                        run.agent,
-                        run.input,
-                    ):
-                        raise IdempotencyConflict(
-                            f"idempotency key {run.idempotency_key!r} was already used for run "
-                            f"{existing.id} with a different goal, agent or input",
-                            run_id=existing.id,
-                        )
-                    return existing, False
-            touched = await self._touch_active(tx, run.session_id, owner=owner, now=now, add_runs=1)
-            unfinished = [
-                self._run(r) for r in await tx.all("unfinished_runs", session_id=run.session_id)
-            ]
-            if unfinished and if_busy is IfBusy.REJECT:
-                blocking = next((r for r in unfinished if r.is_active), unfinished[0])
-                raise SessionBusy(run.session_id, blocking.id, blocking.status.value)
-            if if_busy is IfBusy.INTERRUPT:
-                for other in unfinished:
-                    await self._cancel_in(
-                        tx,
-                        other.id,
-                        owner=touched["owner"],
-                        now=now,
-                        reason=f"interrupted by run {run.id}",
-                    )
-            row = await tx.one(
-                "insert_run",
-                id=run.id,
-                session_id=run.session_id,
-                owner=touched["owner"],
-                seq=touched["run_count"],
-                agent=run.agent,
-                goal=run.goal,
-                input=self._j(run.input),
-                created_at=to_us(now),
-                updated_at=to_us(now),
-                max_attempts=run.max_attempts,
-                metadata=self._j(run.metadata),
-                timeout_seconds=run.timeout_seconds,
-                wait_timeout_seconds=run.wait_timeout_seconds,
-                idempotency_key=run.idempotency_key,
-                not_before=opt_us(run.not_before),
-                traceparent=run.traceparent,
-            )
-            assert row is not None
-            created = self._run(row)
-            await self._event(
+            created, new = await self._create_run_in(
                 tx,
-                EventType.RUN_CREATED,
-                owner=created.owner,
+                run,
+                owner=owner,
+                if_busy=if_busy,
                 now=now,
-                session_id=created.session_id,
-                run_id=created.id,
-                data={"run": created, "if_busy": if_busy.value},
+                messages=messages,
+                held_by=held_by,
+                lease_seconds=lease_seconds,
             )
-            for role, content, metadata in messages:
-                counted = await self._touch_active(
-                    tx, run.session_id, owner=owner, now=now, add_messages=1
-                )
-                message = Message(
+            if new and webhook is not None:
+                url, shape = webhook
+                await tx.run(
+                    "insert_webhook_delivery",
                     id=new_id(),
-                    session_id=run.session_id,
-                    seq=counted["message_count"],
-                    role=role,
-                    content=content,
-                    created_at=now,
                     run_id=created.id,
-                    metadata=metadata,
+                    owner=created.owner,
+                    url=url,
+                    shape=shape,
+                    next_attempt_at=to_us(now),
+                    created_at=to_us(now),
                 )
-                await self._insert_message(tx, message, created.owner)
-            if held_by is not None:
-                created = await self._hold(tx, created, held_by, now, lease_seconds)
-                await self._run_event(tx, EventType.RUN_STARTED, created, now)
+        return created, new
+
+    async def _create_run_in(
+        self,
+        tx: Tx,
+        run: Run,
+        *,
+        owner: str | None,
+        if_busy: IfBusy,
+        now: datetime,
+        messages: Sequence[tuple[Role, str, dict[str, Any]]] = (),
+        held_by: str | None = None,
+        lease_seconds: float = 0.0,
+    ) -> tuple[Run, bool]:
+        """create_run inside tx."""
+        if run.idempotency_key is not None:
+            row = await tx.one(
+                "run_by_idempotency_key", session_id=run.session_id, key=run.idempotency_key
+            )
+            if row is not None:
+                if owner is not None and row["owner"] != owner:
+                    raise NotFound("session", run.session_id)
+                existing = self._run(row)
+                if (existing.goal, existing.agent, existing.input) != (
+                    run.goal,
+                    run.agent,
+                    run.input,
+                ):
+                    raise IdempotencyConflict(
+                        f"idempotency key {run.idempotency_key!r} was already used for run "
+                        f"{existing.id} with a different goal, agent or input",
+                        run_id=existing.id,
+                    )
+                return existing, False
+        touched = await self._touch_active(tx, run.session_id, owner=owner, now=now, add_runs=1)
+        unfinished = [
+            self._run(r) for r in await tx.all("unfinished_runs", session_id=run.session_id)
+        ]
+        if unfinished and if_busy is IfBusy.REJECT:
+            blocking = next((r for r in unfinished if r.is_active), unfinished[0])
+            raise SessionBusy(run.session_id, blocking.id, blocking.status.value)
+        if if_busy is IfBusy.INTERRUPT:
+            for other in unfinished:
+                await self._cancel_in(
+                    tx,
+                    other.id,
+                    owner=touched["owner"],
+                    now=now,
+                    reason=f"interrupted by run {run.id}",
+                )
+        row = await tx.one(
+            "insert_run",
+            id=run.id,
+            session_id=run.session_id,
+            owner=touched["owner"],
+            seq=touched["run_count"],
+            agent=run.agent,
+            goal=run.goal,
+            input=self._j(run.input),
+            created_at=to_us(now),
+            updated_at=to_us(now),
+            max_attempts=run.max_attempts,
+            metadata=self._j(run.metadata),
+            timeout_seconds=run.timeout_seconds,
+            wait_timeout_seconds=run.wait_timeout_seconds,
+            idempotency_key=run.idempotency_key,
+            not_before=opt_us(run.not_before),
+            traceparent=run.traceparent,
+        )
+        assert row is not None
+        created = self._run(row)
+        await self._event(
+            tx,
+            EventType.RUN_CREATED,
+            owner=created.owner,
+            now=now,
+            session_id=created.session_id,
+            run_id=created.id,
+            data={"run": created, "if_busy": if_busy.value},
+        )
+        for role, content, metadata in messages:
+            counted = await self._touch_active(
+                tx, run.session_id, owner=owner, now=now, add_messages=1
+            )
+            message = Message(
+                id=new_id(),
+                session_id=run.session_id,
+                seq=counted["message_count"],
+                role=role,
+                content=content,
+                created_at=now,
+                run_id=created.id,
+                metadata=metadata,
+            )
+            await self._insert_message(tx, message, created.owner)
+        if held_by is not None:
+            created = await self._hold(tx, created, held_by, now, lease_seconds)
+            await self._run_event(tx, EventType.RUN_STARTED, created, now)
         return created, True
 
     async def _hold(
@@ -243,7 +281,7 @@ class RunsPart(SessionsPart):
             if row is None:
                 return None
             run = self._run(row)
-            await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
+            await tx.later("touch_session_softly", id=run.session_id, now=to_us(now))
             await self._event(
                 tx,
                 EventType.RUN_STARTED,
@@ -337,7 +375,7 @@ class RunsPart(SessionsPart):
             run_id=run.id,
             data={"run": run, **extra},
         )
-        await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
+        await tx.later("touch_session_softly", id=run.session_id, now=to_us(now))
 
     async def suspend_run(
         self, run_id: str, *, worker_id: str, now: datetime, waiting_for: dict[str, Any]
@@ -412,7 +450,7 @@ class RunsPart(SessionsPart):
             run = await self._cancel_in(tx, run_id, owner=current["owner"], now=now, reason=reason)
             if run is None:
                 raise InvalidTransition("run", current["status"], RunStatus.CANCELLED.value, run_id)
-            await tx.run("touch_session_softly", id=run.session_id, now=to_us(now))
+            await tx.later("touch_session_softly", id=run.session_id, now=to_us(now))
         return run
 
     async def release_run(self, run_id: str, *, worker_id: str, now: datetime) -> Run | None:
@@ -509,6 +547,7 @@ class RunsPart(SessionsPart):
                 "delete_run_promotions",
                 "delete_run_steps",
                 "delete_run_messages",
+                "delete_run_webhook_deliveries",
             ):
                 await tx.run(name, run_id=run_id)
             if await tx.run("delete_run", run_id=run_id) != 1:  # a concurrent delete won
@@ -520,7 +559,9 @@ class RunsPart(SessionsPart):
                 output_tokens=row["output_tokens"],
                 requests=row["model_requests"],
             )
-            tx.publish(session_topic(row["session_id"]), run_topic(run_id))
+            tx.publish(
+                session_topic(row["session_id"]), run_topic(run_id), run_status_topic(run_id)
+            )
 
 
 def _not_resumable(run: Run) -> InvalidTransition:

@@ -328,6 +328,7 @@ class SessionsPart(SqlBase):
                 "delete_session_memory",
                 "delete_session_steps",
                 "delete_session_messages",
+                "delete_session_webhook_deliveries",
                 "delete_session_runs",
                 "delete_session_checkpoint_writes",
                 "delete_session_checkpoint_blobs",

@@ -133,7 +133,7 @@ class StepsPart(SessionsPart):
             await tx.run("add_run_usage", id=step.run_id, **usage)
             await tx.run("add_session_usage", id=step.session_id, **usage)
         if message is None:
-            await tx.run("touch_session_softly", id=step.session_id, now=to_us(now))
+            await tx.later("touch_session_softly", id=step.session_id, now=to_us(now))
             return
         role, content, metadata = message
         touched = await self._touch_active(

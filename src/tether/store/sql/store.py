@@ -9,12 +9,15 @@ from tether.store.sql.keys import KeysPart
 from tether.store.sql.memory import MemoryPart
 from tether.store.sql.retention import RetentionPart
 from tether.store.sql.routing import RoutingPart
+from tether.store.sql.schedules import SchedulesPart
 from tether.store.sql.stats import StatsPart
 from tether.store.sql.steps import StepsPart
+from tether.store.sql.webhooks import WebhooksPart
 
 
 class SqlStore(
     RoutingPart,
+    SchedulesPart,
     StepsPart,
     CheckpointsPart,
     MemoryPart,
@@ -23,6 +26,7 @@ class SqlStore(
     RetentionPart,
     StatsPart,
     AssistantsPart,
+    WebhooksPart,
 ):
     """Every Store operation; SQL text and connections come from the backend's Database."""
 

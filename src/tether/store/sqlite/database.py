@@ -80,6 +80,9 @@ class _Tx:
         sql, conn = _QUERIES[query], self._conn
         await self._db.call(conn, lambda: conn.executemany(sql, rows), query)
 
+    async def later(self, query: str, /, **params: Any) -> None:
+        await self.run(query, **params)
+
     async def append_events(self, events: list[dict[str, Any]], /) -> None:
         # One writer at a time: ids are allocated in commit order already.
         if len(events) == 1:

@@ -198,8 +198,11 @@ FROM runs
 WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id;
 
 -- name: close_open_steps
-UPDATE steps SET status = :status, error = :error, ended_at = max(:now, started_at)
-WHERE run_id = :run_id AND status = 'running' AND (:kind IS NULL OR kind = :kind)
+-- Tool calls end in_doubt (their effect may have happened), the other steps failed.
+UPDATE steps
+SET status = CASE WHEN kind = 'tool_call' THEN 'in_doubt' ELSE 'failed' END, error = :error,
+    ended_at = max(:now, started_at)
+WHERE run_id = :run_id AND status = 'running'
 RETURNING *;
 
 -- LangGraph-style session search --------------------------------------------------------------
@@ -444,3 +447,18 @@ WHERE session_id = :session_id AND seq < :before_seq
                      :before_seq)
   AND removed_at IS NULL
 ORDER BY seq DESC LIMIT :limit;
+
+-- name: memory_of_run
+-- The root-namespace memory a run starts with, each scope in list_memory_in_namespace's order.
+SELECT * FROM (SELECT * FROM memory WHERE scope = 'run' AND scope_id = :run_id AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit)
+UNION ALL
+SELECT * FROM (SELECT * FROM memory
+               WHERE scope = 'session' AND scope_id = :session_id AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit)
+UNION ALL
+SELECT * FROM (SELECT * FROM memory WHERE scope = 'user' AND scope_id = :owner AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit)
+UNION ALL
+SELECT * FROM (SELECT * FROM memory WHERE scope = 'app' AND scope_id = :app AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit);

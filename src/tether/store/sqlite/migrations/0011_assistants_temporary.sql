@@ -1,4 +1,4 @@
--- tether schema, version 10: assistants with versions, and temporary sessions.
+-- tether schema, version 11: assistants with versions, and temporary sessions.
 -- assistants: a named configuration of an agent (graph_id = the agent's name) with the fields of
 -- the version runs use (the latest unless set_latest chose another); assistant_versions: every
 -- version, each update adding one. sessions.temporary: made for one stateless run and deleted

@@ -1,0 +1,62 @@
+"""How many statements an ``echo`` run costs on PostgreSQL (submitter and worker together): a
+count, not a time, so it cannot flake with the machine's load; it guards the batching that
+halved the round trips (BEGIN sent with the first statement; events, their locks and
+notifications in one statement; deferred activity touches; one memory read per run)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from psycopg import AsyncCursor
+
+from tether.runtime.settings import RuntimeSettings
+from tether.runtime.worker import Worker
+from tether.store.base import Store
+
+from .helpers import run, service, with_stores
+
+#: No timer fires during a run (lease renewals, watch and poll timeouts): only wake-ups count.
+QUIET = RuntimeSettings(poll_interval=60, watch_interval=60, reap_interval=60, lease_seconds=180)
+RUNS = 20
+#: Statements per run: 56 before the batching (13 to create and wait, 43 to execute), 43 after
+#: (10 and 33); the margin is for an empty claim attempt more or less, which depends on the
+#: order the claim loop's wake-ups come in.
+MOST = 45
+
+
+def test_an_echo_run_costs_at_most_45_statements(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: Counter[str] = Counter()
+    execute, executemany = AsyncCursor.execute, AsyncCursor.executemany
+
+    async def counted(self: AsyncCursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent["statements"] += 1
+        return await execute(self, query, *args, **kwargs)
+
+    async def counted_many(self: AsyncCursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent["statements"] += 1
+        return await executemany(self, query, *args, **kwargs)
+
+    async def body(store: Store) -> float:
+        svc = service(store, QUIET)
+        worker = Worker(store, svc.agents, settings=QUIET, worker_id="counted", reap=False)
+        worker.start()
+        try:
+            session = await svc.create_session()
+            for _ in range(3):  # pools, prepared statements, the worker's announcement
+                await svc.wait_run((await svc.create_run(session.id, "warm up")).id)
+            monkeypatch.setattr(AsyncCursor, "execute", counted)
+            monkeypatch.setattr(AsyncCursor, "executemany", counted_many)
+            for n in range(RUNS):
+                done = await svc.wait_run((await svc.create_run(session.id, f"run {n}")).id)
+                assert done.status.value == "completed"
+            monkeypatch.undo()
+        finally:
+            await worker.stop(grace=5)
+        return sent["statements"] / RUNS
+
+    per_run = run(with_stores(pg_url, 1, body))
+    assert per_run <= MOST, f"{per_run:.1f} statements per echo run (at most {MOST})"
