@@ -257,7 +257,7 @@ def test_both_backends_guard_the_same_statements_the_same_way() -> None:
 
 
 @pytest.mark.parametrize("package", BACKENDS)
-def test_closing_open_steps_moves_running_steps_where_the_table_allows(package: str) -> None:
+def test_closing_open_steps_moves_running_steps_where_the_table_allows(package: Backend) -> None:
     # One statement closes tool calls (in_doubt) and the other steps (failed): its target is a
     # CASE, which the general check above does not read.
     sql = load_queries(package)["close_open_steps"]
