@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 from psycopg import AsyncCursor
 
+from tests.postgres.helpers import run, service, with_stores
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
 from tether.store.base import Store
-
-from .helpers import run, service, with_stores
 
 #: No timer fires during a run (lease renewals, watch and poll timeouts): only wake-ups count.
 QUIET = RuntimeSettings(poll_interval=60, watch_interval=60, reap_interval=60, lease_seconds=180)
