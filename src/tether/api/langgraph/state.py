@@ -23,6 +23,7 @@ from tether.api.langgraph.shapes import (
     lc_message,
     lg_extra,
     run_error,
+    wire_id,
 )
 from tether.core.clock import to_iso
 from tether.core.event import STEP_END_EVENTS, Event, EventType
@@ -79,9 +80,7 @@ async def unseen(
     known: dict[str, Message] = {}
     for message in await svc.conversation(session_id):
         known[message.id] = message
-        given = lg_extra(message).get("id")
-        if isinstance(given, str):
-            known[given] = message
+        known[wire_id(message)] = message
     fresh = []
     for role, content, metadata in messages:
         given = metadata[LG_KEY].get("id")
