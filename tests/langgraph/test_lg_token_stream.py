@@ -1,0 +1,110 @@
+"""Token chunks in the LangGraph view of a tether agent whose model streams (the ``streamer`` of
+tests/langgraph/streaming_agents.py, pieces of 4 characters): ``messages-tuple`` sends each
+piece as ``[AIMessageChunk, metadata]`` and then the whole message, with the same id;
+``messages`` sends ``messages/partial`` with the text so far, then ``messages/complete``; the
+native event stream carries the pieces as step.model_chunk events."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.api.httpkit import read_sse
+from tests.langgraph.lgkit import Server, said
+from tests.serving import serve
+
+HERE = Path(__file__).resolve().parent
+ANSWER = "You said: good morning"
+PIECES = ["You ", "said", ": go", "od m", "orni", "ng"]
+
+
+@pytest.fixture(scope="module")
+def streaming(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
+    folder = tmp_path_factory.mktemp("streaming")
+    env = {**os.environ, "PYTHONPATH": path}
+    server = serve(
+        Server, folder / "tether.db", "--agents", "streaming_agents", owners=("alice",), env=env
+    )
+    yield server
+    server.stop()
+
+
+def _parts(server: Server, mode: str) -> list[tuple[str, Any]]:
+    with server.sdk() as sdk:
+        thread = sdk.threads.create()
+        parts = sdk.runs.stream(
+            thread["thread_id"], "streamer", input=said("good morning"), stream_mode=mode
+        )
+        return [(p.event, p.data) for p in parts]
+
+
+def test_messages_tuple_streams_the_pieces_then_the_whole_message(streaming: Server) -> None:
+    parts = _parts(streaming, "messages-tuple")
+    assert parts[0][0] == "metadata"
+    messages = [data for event, data in parts if event == "messages"]
+    chunks, final = messages[:-1], messages[-1]
+    assert [c[0]["type"] for c in chunks] == ["AIMessageChunk"] * len(PIECES)
+    assert [c[0]["content"] for c in chunks] == PIECES
+    assert final[0]["type"] == "ai" and final[0]["content"] == ANSWER
+    # One message: the pieces and the whole have the same id, so a client merges them.
+    assert {c[0]["id"] for c in chunks} == {final[0]["id"]}
+    run_id = parts[0][1]["run_id"]
+    assert all(c[1]["run_id"] == run_id and c[1]["langgraph_node"] == "streamer" for c in chunks)
+    with streaming.sdk() as sdk:
+        thread_id = chunks[0][1]["thread_id"]
+        values = sdk.threads.get_state(thread_id)["values"]
+        assert isinstance(values, dict)
+        assert values["messages"][-1]["id"] == final[0]["id"]
+        assert [m["content"] for m in values["messages"]] == ["good morning", ANSWER]
+
+
+def test_messages_streams_the_text_so_far_then_the_complete_message(streaming: Server) -> None:
+    parts = _parts(streaming, "messages")
+    events = [event for event, _ in parts]
+    assert events == [
+        "metadata",
+        "messages/metadata",
+        *["messages/partial"] * len(PIECES),
+        "messages/complete",
+    ]
+    partial = [data[0] for event, data in parts if event == "messages/partial"]
+    so_far = ["".join(PIECES[: i + 1]) for i in range(len(PIECES))]
+    assert [m["content"] for m in partial] == so_far
+    assert {m["type"] for m in partial} == {"ai"}
+    [complete] = [data[0] for event, data in parts if event == "messages/complete"]
+    assert complete["content"] == ANSWER and complete["id"] == partial[0]["id"]
+    [metadata] = [data for event, data in parts if event == "messages/metadata"]
+    assert list(metadata) == [complete["id"]]
+
+
+def test_a_sdk_wait_has_the_whole_answer_once(streaming: Server) -> None:
+    with streaming.sdk() as sdk:
+        thread = sdk.threads.create()
+        output = sdk.runs.wait(thread["thread_id"], "streamer", input=said("good morning"))
+        assert isinstance(output, dict)
+        assert [m["content"] for m in output["messages"]] == ["good morning", ANSWER]
+
+
+def test_the_native_stream_carries_the_pieces(streaming: Server) -> None:
+    with streaming.native() as http:
+        session = http.post("/v1/sessions", json={}).json()
+        run = http.post(
+            f"/v1/sessions/{session['id']}/runs",
+            json={"goal": "good morning", "agent": "streamer"},
+        ).json()
+        with http.stream("GET", f"/v1/runs/{run['id']}/events") as response:
+            frames, _ = read_sse(response)
+    chunks = [f.data for f in frames if f.event == "step.model_chunk"]
+    assert [c["data"]["text"] for c in chunks] == PIECES
+    assert [c["data"]["index"] for c in chunks] == list(range(len(PIECES)))
+    ended = [f for f in frames if f.event == "step.completed"]
+    model_call = next(
+        f.data["data"]["step"] for f in ended if f.data["data"]["step"]["kind"] == "model_call"
+    )
+    assert {c["data"]["step_id"] for c in chunks} == {model_call["id"]}
+    assert model_call["output"]["content"] == ANSWER
