@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -34,7 +34,7 @@ def streaming(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     server.stop()
 
 
-def _parts(server: Server, mode: str) -> list[tuple[str, Any]]:
+def _parts(server: Server, mode: Literal["messages", "messages-tuple"]) -> list[tuple[str, Any]]:
     with server.sdk() as sdk:
         thread = sdk.threads.create()
         parts = sdk.runs.stream(
