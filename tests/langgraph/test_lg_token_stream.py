@@ -108,3 +108,58 @@ def test_the_native_stream_carries_the_pieces(streaming: Server) -> None:
     )
     assert {c["data"]["step_id"] for c in chunks} == {model_call["id"]}
     assert model_call["output"]["content"] == ANSWER
+
+
+def _shape(message: dict[str, Any]) -> tuple[Any, ...]:
+    """What a chat UI shows of a message: its type, text, tool calls, the call it answers."""
+    calls = [(c["id"], c["name"], c["args"]) for c in message.get("tool_calls") or []]
+    return (message["type"], message["content"], calls, message.get("tool_call_id"))
+
+
+WEATHER = [
+    ("human", "what is the weather?", [], None),
+    ("ai", "", [("call_w1", "weather", {"city": "Oslo"})], None),
+    ("tool", "sunny in Oslo", [], "call_w1"),
+    ("ai", "It is sunny in Oslo.", [], None),
+]
+
+
+def test_tool_calls_show_as_an_ai_message_with_tool_calls_then_tool_messages(
+    streaming: Server,
+) -> None:
+    with streaming.sdk() as sdk:
+        thread_id = sdk.threads.create()["thread_id"]
+        parts = list(
+            sdk.runs.stream(
+                thread_id,
+                "streamer",
+                input=said("what is the weather?"),
+                stream_mode=["messages-tuple", "values"],
+            )
+        )
+        whole = [
+            p.data[0]
+            for p in parts
+            if p.event == "messages" and p.data[0]["type"] != "AIMessageChunk"
+        ]
+        assert [_shape(m) for m in whole] == WEATHER[1:]
+        assert whole[2]["id"] != whole[1]["id"]
+        assert [_shape(m) for m in parts[-1].data["messages"]] == WEATHER  # the last values
+        output = sdk.runs.wait(thread_id, "streamer", input=said("what is the weather?"))
+        assert isinstance(output, dict)
+        assert [_shape(m) for m in output["messages"]] == WEATHER * 2
+        values = sdk.threads.get_state(thread_id)["values"]
+        assert isinstance(values, dict)
+        assert [_shape(m) for m in values["messages"]] == WEATHER * 2
+        # Sent back whole, the messages are not added again (the tool calls neither).
+        again = {"messages": [*values["messages"], {"role": "user", "content": "thanks"}]}
+        after = sdk.runs.wait(thread_id, "streamer", input=again)
+        assert isinstance(after, dict)
+        assert [_shape(m)[:2] for m in after["messages"][8:]] == [
+            ("human", "thanks"),
+            ("ai", "You said: thanks"),
+        ]
+    with streaming.native() as http:
+        conversation = http.get(f"/v1/sessions/{thread_id}/messages").json()["data"]
+        # tether's own conversation has no tool messages: its tool history holds the calls.
+        assert [m["role"] for m in conversation] == ["user", "assistant"] * 3

@@ -6,7 +6,8 @@ when the run starts and after each of its steps, a person's answer included), ``
 ``messages-tuple``) or ``messages/metadata`` + ``messages/complete`` (for ``messages``);
 while a model streams its answer, each piece as ``[AIMessageChunk, metadata]`` (``messages``
 event, for ``messages-tuple``) or ``messages/partial`` with the text so far (for ``messages``),
-before the whole message; ``error`` when the run fails. A run that starts waiting for a person
+before the whole message; a model's tool calls as an AI message with ``tool_calls`` and a
+``tool`` message per result; ``error`` when the run fails. A run that starts waiting for a person
 ends the stream with its interrupt (``__interrupt__``). There is no ``end`` event: the stream
 closes once the run's status is stored.
 
@@ -38,6 +39,7 @@ from tether.api.langgraph.shapes import (
     wire_id,
 )
 from tether.api.langgraph.state import Conversation, step_update, values_of
+from tether.api.langgraph.tool_turns import step_messages
 from tether.core.errors import InvalidTransition, NotFound, UsageError
 from tether.core.event import STEP_END_EVENTS, TERMINAL_RUN_EVENTS, Event, EventType
 from tether.core.message import Message
@@ -163,6 +165,7 @@ class _Translator:
             out += self._chunk_parts(event)
         elif kind in STEP_END_EVENTS:
             step = event.step
+            out += [part for m in step_messages(step) for part in self._message_parts(m)]
             if "updates" in modes:
                 out.append(("updates", {step.name: step_update(step, self.pending)}))
             if "values" in modes:
