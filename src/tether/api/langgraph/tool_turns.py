@@ -91,11 +91,11 @@ class ToolTurns:
         for run_id, seen in calls.items():
             if self._seen.get(run_id) != tuple(seen):
                 self._seen[run_id] = tuple(seen)
-                self._messages[run_id] = _run_messages(await self._svc.list_steps(run_id))
+                self._messages[run_id] = run_messages(await self._svc.list_steps(run_id))
         return [m for run_id in calls for m in self._messages[run_id]]
 
 
-def _run_messages(steps: list[Step]) -> list[Message]:
+def run_messages(steps: list[Step]) -> list[Message]:
     """The messages of a run's steps: of each position, its latest attempt only."""
     latest: dict[int, Step] = {}
     for step in steps:
