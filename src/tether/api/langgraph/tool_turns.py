@@ -10,6 +10,7 @@ Their ids are their steps' ids.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from tether.core.message import Message, Role
@@ -67,32 +68,39 @@ def _result(step: Step) -> str:
 
 
 class ToolTurns:
-    """The tool-call messages of a session's runs, read again only for runs whose tool calls
-    changed since the last read."""
+    """The tool-call messages of a session's runs, read incrementally: each read asks only for
+    the tool calls started since the oldest one still running at the previous read (or since
+    the newest one then), and reads again the steps of a run only when its calls changed."""
 
     def __init__(self, svc: Service, session_id: str) -> None:
         self._svc = svc
         self._session_id = session_id
-        self._seen: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._since: datetime | None = None
+        self._calls: dict[str, dict[str, str]] = {}
         self._messages: dict[str, list[Message]] = {}
 
     async def messages(self) -> list[Message]:
-        calls: dict[str, list[tuple[str, str]]] = {}
+        changed: set[str] = set()
+        seen: list[Step] = []
         cursor = None
         while True:
             page = await self._svc.list_tool_calls(
-                session_id=self._session_id, limit=_PAGE, cursor=cursor
+                session_id=self._session_id, since=self._since, limit=_PAGE, cursor=cursor
             )
             for step in page.data:
-                calls.setdefault(step.run_id, []).append((step.id, step.status.value))
+                calls = self._calls.setdefault(step.run_id, {})
+                if calls.get(step.id) != step.status.value:
+                    calls[step.id] = step.status.value
+                    changed.add(step.run_id)
+            seen += page.data
             cursor = page.next_cursor
             if cursor is None:
                 break
-        for run_id, seen in calls.items():
-            if self._seen.get(run_id) != tuple(seen):
-                self._seen[run_id] = tuple(seen)
-                self._messages[run_id] = run_messages(await self._svc.list_steps(run_id))
-        return [m for run_id in calls for m in self._messages[run_id]]
+        running = [s.started_at for s in seen if s.ended_at is None]
+        self._since = min(running, default=max((s.started_at for s in seen), default=self._since))
+        for run_id in sorted(changed):
+            self._messages[run_id] = run_messages(await self._svc.list_steps(run_id))
+        return [m for run_id in self._calls for m in self._messages.get(run_id, [])]
 
 
 def run_messages(steps: list[Step]) -> list[Message]:
