@@ -151,6 +151,16 @@ def test_tool_calls_show_as_an_ai_message_with_tool_calls_then_tool_messages(
         values = sdk.threads.get_state(thread_id)["values"]
         assert isinstance(values, dict)
         assert [_shape(m) for m in values["messages"]] == WEATHER * 2
+        # The history's writes name them too: the model call's, then the tool call's.
+        history = sdk.threads.get_history(thread_id, limit=100)
+        writes = [(h["metadata"] or {}).get("writes") or {} for h in reversed(history)]
+        shown = [
+            _shape(m)
+            for w in writes
+            for k in ("streaming-script", "weather")
+            for m in w.get(k, {}).get("messages", [])
+        ]
+        assert shown == WEATHER[1:3] * 2
         # Sent back whole, the messages are not added again (the tool calls neither).
         again = {"messages": [*values["messages"], {"role": "user", "content": "thanks"}]}
         after = sdk.runs.wait(thread_id, "streamer", input=again)

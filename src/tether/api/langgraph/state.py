@@ -27,7 +27,7 @@ from tether.api.langgraph.shapes import (
     run_error,
     wire_id,
 )
-from tether.api.langgraph.tool_turns import ToolTurns, merged
+from tether.api.langgraph.tool_turns import ToolTurns, merged, step_messages
 from tether.core.clock import to_iso
 from tether.core.event import STEP_END_EVENTS, Event, EventType
 from tether.core.message import Message, Role
@@ -295,7 +295,9 @@ def _checkpoint(
             step=steps[event.run_id],
             project=project,
             run_id=event.run_id,
-            writes={step.name: step_update(step, pending.pop(event.run_id, []))},
+            writes={
+                step.name: step_update(step, [*pending.pop(event.run_id, []), *step_messages(step)])
+            },
         )
     if kind == EventType.RUN_WAITING and event.run_id is not None:
         return Checkpoint(
