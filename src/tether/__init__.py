@@ -50,7 +50,7 @@ from tether.runtime.async_facade import AsyncRunHandle, AsyncSessionHandle, Asyn
 from tether.runtime.facade import Tether, open
 from tether.runtime.handles import RunHandle, SessionHandle
 from tether.runtime.model_agent import ModelAgent
-from tether.runtime.models import Model, ModelResponse, ScriptedModel, ToolCall
+from tether.runtime.models import Model, ModelResponse, ScriptedModel, StreamingModel, ToolCall
 from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt, ToolOutcome
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
@@ -116,6 +116,7 @@ __all__ = [
     "StepStatus",
     "StoreError",
     "StoreUnavailable",
+    "StreamingModel",
     "Tether",
     "TetherError",
     "Tool",

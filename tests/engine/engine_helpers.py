@@ -317,6 +317,50 @@ def completion(
     )
 
 
+def streamed_completion(
+    *pieces: str,
+    tool_calls: Sequence[tuple[str, str, dict[str, Any]]] = (),
+    prompt_tokens: int = 10,
+    completion_tokens: int = 5,
+) -> Reply:
+    """A ``stream: true`` answer as OpenAI sends it: Server-Sent Events, one chunk per piece of
+    text, each tool call in two chunks (its name, then its arguments in two halves), a last
+    chunk with the usage, then ``[DONE]``."""
+    chunks: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    chunks += [{"content": piece} for piece in pieces]
+    for index, (call_id, name, arguments) in enumerate(tool_calls):
+        text = json.dumps(arguments)
+        half = len(text) // 2
+        chunks.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": text[:half]},
+                    }
+                ]
+            }
+        )
+        chunks.append({"tool_calls": [{"index": index, "function": {"arguments": text[half:]}}]})
+    frames = []
+    for i, delta in enumerate(chunks):
+        last = i == len(chunks) - 1
+        finish = ("tool_calls" if tool_calls else "stop") if last else None
+        body = {
+            "id": "chatcmpl-s",
+            "object": "chat.completion.chunk",
+            "model": "fake-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        frames.append(f"data: {json.dumps(body)}\n\n")
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+    frames.append(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n")
+    frames.append("data: [DONE]\n\n")
+    return Reply(body="".join(frames), headers={"Content-Type": "text/event-stream"})
+
+
 def provider_error(status: int, message: str, **headers: str) -> Reply:
     """An error answer shaped like OpenAI's."""
     return Reply(
@@ -361,9 +405,11 @@ class FakeOpenAI:
                         reply = fake.replies.pop(0)
                     else:
                         reply = provider_error(500, "the fake server ran out of replies")
-                data = json.dumps(reply.body).encode()
+                streamed = isinstance(reply.body, str)  # Server-Sent Events, as they are
+                data = reply.body.encode() if streamed else json.dumps(reply.body).encode()
                 self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
+                if not streamed:
+                    self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in reply.headers.items():
                     self.send_header(name, value)

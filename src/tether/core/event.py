@@ -44,6 +44,9 @@ class EventType(StrEnum):
     STEP_COMPLETED = "step.completed"  #: payload: step
     STEP_FAILED = "step.failed"  #: payload: step
     STEP_IN_DOUBT = "step.in_doubt"  #: payload: step
+    #: payload: step_id, index (0, 1, 2 … within the step), text: a piece of the answer a
+    #: model streams while its model_call step runs (the whole answer is the step's output)
+    MODEL_CHUNK = "step.model_chunk"
     MEMORY_SET = "memory.set"  #: payload: item
     MEMORY_DELETED = "memory.deleted"  #: payload: scope, scope_id, key (and namespace)
     MEMORY_PROMOTED = "memory.promoted"  #: payload: item, from_key, source_run_id

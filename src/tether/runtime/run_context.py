@@ -40,7 +40,13 @@ from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
 from tether.runtime.confinement import Confinement
 from tether.runtime.instruments import Instruments, ModelCall, ToolInvocation
-from tether.runtime.models.base import Model, ModelResponse, ToolCall, as_messages
+from tether.runtime.models.base import (
+    Model,
+    ModelResponse,
+    StreamingModel,
+    ToolCall,
+    as_messages,
+)
 from tether.runtime.models.catalog import HOW_TO_CONFIGURE
 from tether.runtime.tools import Tool, ToolError, ToolRegistry
 from tether.store.base import Store
@@ -96,6 +102,8 @@ class ToolOutcome:
         return {"role": "tool", "tool_call_id": call_id, "content": self.for_model()}
 
 
+#: The metadata key tying an assistant message to the model_call step whose answer it says.
+MODEL_STEP_KEY = "model_step_id"
 _APPROVALS = {"y", "yes", "ok", "approve", "approved", "true", "allow"}
 
 
@@ -255,6 +263,8 @@ class RunContext:
         self._position = 0
         self._writes: asyncio.Task[None] | None = None
         self._messages_sent = 0
+        #: The latest model_call step's id and the text of its reply (see say()).
+        self._last_reply: tuple[str, str | None] | None = None
         self.memory = Memory(
             self,
             MemoryView(self, MemoryScope.RUN, run.id, memory.get(MemoryScope.RUN, [])),
@@ -464,7 +474,11 @@ class RunContext:
         await self.note(CUSTOM_STEP, data)
 
     async def say(self, content: str, *, role: Role = Role.ASSISTANT, **metadata: Any) -> None:
-        """Add a message to the session's conversation, recorded as a message step."""
+        """Add a message to the session's conversation, recorded as a message step. An
+        assistant message saying what the latest model call answered is tied to its step
+        (metadata ``model_step_id``: its streamed pieces and it are one message)."""
+        if role is Role.ASSISTANT and self._last_reply and self._last_reply[1] == content:
+            metadata.setdefault(MODEL_STEP_KEY, self._last_reply[0])
         await self.flush()
         position, recorded = self._next(StepKind.MESSAGE, f"{role.value}_message")
         if recorded is not None:
@@ -609,7 +623,9 @@ class RunContext:
     ) -> ModelResponse:
         """Ask the model for its next reply, recorded as a model_call step with its usage.
         messages are chat messages (``{"role", "content"}``; see ``models.base.as_messages``
-        for the replies and tool calls accepted in them)."""
+        for the replies and tool calls accepted in them). A model that streams
+        (``StreamingModel``) has each piece of its text recorded as a step.model_chunk event
+        while the step runs, which the run's streams carry."""
         chosen = model or self.model
         if chosen is None:
             raise ModelError(f"this run has no model configured: {HOW_TO_CONFIGURE}")
@@ -621,7 +637,9 @@ class RunContext:
         if recorded is not None:
             if recorded.status is not StepStatus.COMPLETED:
                 raise ModelError(recorded.error.message if recorded.error else "model call failed")
-            return _response_of(recorded.output)
+            replayed = _response_of(recorded.output)
+            self._last_reply = (recorded.id, replayed.content)
+            return replayed
         step = await self._store.start_step(
             run_id=self.run.id,
             worker_id=self.worker_id,
@@ -636,7 +654,7 @@ class RunContext:
         call = ModelCall(chosen.name)
         try:
             with self._instruments.model_call(self.run, call):
-                response = await chosen.complete(messages, self.tools.specs())
+                response = await self._ask(chosen, step, messages)
                 call.response = response
         except Exception as exc:
             self.failed_step_id = step.id
@@ -656,7 +674,30 @@ class RunContext:
             output=self._clean(response),
             usage=response.usage,
         )
+        self._last_reply = (step.id, response.content)
         return response
+
+    async def _ask(self, model: Model, step: Step, messages: list[dict[str, Any]]) -> ModelResponse:
+        """model's reply, streamed into step.model_chunk events when the model streams."""
+        if not isinstance(model, StreamingModel):
+            return await model.complete(messages, self.tools.specs())
+        index = 0
+
+        async def on_text(text: str) -> None:
+            nonlocal index
+            if not text:
+                return
+            await self._store.add_model_chunk(
+                step.id,
+                run_id=self.run.id,
+                worker_id=self.worker_id,
+                index=index,
+                text=self._redactor.text(text),
+                now=self._clock.now(),
+            )
+            index += 1
+
+        return await model.complete_stream(messages, self.tools.specs(), on_text)
 
 
 def _consume(task: asyncio.Task[None]) -> None:

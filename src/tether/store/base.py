@@ -479,6 +479,12 @@ class Store(Protocol):
     ) -> Step:
         """Open and close a step in one write (notes, messages): one step.<status> event."""
 
+    async def add_model_chunk(
+        self, step_id: str, *, run_id: str, worker_id: str, index: int, text: str, now: datetime
+    ) -> None:
+        """Append a step.model_chunk event (a piece of a streamed model answer) for the running
+        model_call step step_id of run_id; LeaseLost when the worker no longer holds the run."""
+
     async def list_steps(self, run_id: str) -> list[Step]:
         """Every step of a run, by seq."""
 

@@ -16,6 +16,7 @@ from tether.core.message import Message, Role
 from tether.core.run import IfBusy, Run, RunSummary
 from tether.core.status import RunStatus
 from tether.runtime import limits
+from tether.runtime.run_context import MODEL_STEP_KEY
 from tether.runtime.run_shapes import LG_KEY as LG_KEY
 from tether.runtime.run_shapes import RUN_FIELDS as RUN_FIELDS
 from tether.runtime.run_shapes import RUN_STATUS as RUN_STATUS
@@ -122,13 +123,36 @@ def is_run_output(message: Message) -> bool:
     return message.run_id is not None and "step_id" in message.metadata
 
 
+def wire_id(message: Message) -> str:
+    """A message's id on the LangGraph wire: the one its sender gave; for a model's answer the
+    id of its model_call step (the id its streamed chunks had); else its own."""
+    given = lg_extra(message).get("id") or message.metadata.get(MODEL_STEP_KEY)
+    return given if isinstance(given, str) and given else message.id
+
+
+def lc_chunk(message_id: str, text: str) -> dict[str, Any]:
+    """A piece of a model's streamed answer as LangChain serializes an AIMessageChunk."""
+    return {
+        "type": "AIMessageChunk",
+        "content": text,
+        "id": message_id,
+        "name": None,
+        "additional_kwargs": {},
+        "response_metadata": {},
+        "tool_calls": [],
+        "invalid_tool_calls": [],
+        "tool_call_chunks": [],
+        "usage_metadata": None,
+    }
+
+
 def lc_message(message: Message) -> dict[str, Any]:
     """A message as LangChain serializes it (type, content, id, …)."""
     extra = lg_extra(message)
     out: dict[str, Any] = {
         "type": _TYPES[message.role],
         "content": extra.get("content", message.content),
-        "id": extra.get("id") or message.id,
+        "id": wire_id(message),
         "name": extra.get("name"),
         "additional_kwargs": extra.get("additional_kwargs", {}),
         "response_metadata": extra.get("response_metadata", {}),

@@ -1,6 +1,8 @@
 """A thread's state: its values (project + conversation), its status (from its runs) and its
 checkpoints, read from the session's event log.
 
+Its messages are the conversation's, with the runs' tool calls among them (``tool_turns``).
+
 A checkpoint is every event that changes what a thread holds: a run's input (``run.created``,
 source ``input``), each step a run finishes (source ``loop``), a run starting to wait for a
 person (``loop``, with its interrupt), and a message or project written outside a run
@@ -23,7 +25,9 @@ from tether.api.langgraph.shapes import (
     lc_message,
     lg_extra,
     run_error,
+    wire_id,
 )
+from tether.api.langgraph.tool_turns import ToolTurns, merged, step_messages
 from tether.core.clock import to_iso
 from tether.core.event import STEP_END_EVENTS, Event, EventType
 from tether.core.message import Message, Role
@@ -44,6 +48,7 @@ class Conversation:
         self._session_id = session_id
         self._last = 0
         self.messages: list[Message] = []
+        self._turns = ToolTurns(svc, session_id)
 
     async def refresh(self) -> None:
         rows = await self._svc.conversation(self._session_id, after_seq=self._last)
@@ -52,8 +57,10 @@ class Conversation:
             self._last = rows[-1].seq
 
     async def as_of(self, moment: datetime | None = None) -> list[Message]:
+        """The thread's messages (tool calls among them) up to moment."""
         await self.refresh()
-        return [m for m in self.messages if moment is None or m.created_at <= moment]
+        shown = merged(self.messages, await self._turns.messages())
+        return [m for m in shown if moment is None or m.created_at <= moment]
 
 
 def values_of(project: dict[str, Any], messages: list[Message]) -> dict[str, Any]:
@@ -64,8 +71,14 @@ def values_of(project: dict[str, Any], messages: list[Message]) -> dict[str, Any
     return values
 
 
+async def thread_messages(svc: Service, session_id: str) -> list[Message]:
+    """The session's conversation with its runs' tool calls among it."""
+    turns = await ToolTurns(svc, session_id).messages()
+    return merged(await svc.conversation(session_id), turns)
+
+
 async def current_values(svc: Service, session: Session) -> dict[str, Any]:
-    return values_of(session.project, await svc.conversation(session.id))
+    return values_of(session.project, await thread_messages(svc, session.id))
 
 
 async def unseen(
@@ -77,11 +90,9 @@ async def unseen(
     if not any(metadata[LG_KEY].get("id") for _, _, metadata in messages):
         return messages
     known: dict[str, Message] = {}
-    for message in await svc.conversation(session_id):
+    for message in await thread_messages(svc, session_id):
         known[message.id] = message
-        given = lg_extra(message).get("id")
-        if isinstance(given, str):
-            known[given] = message
+        known[wire_id(message)] = message
     fresh = []
     for role, content, metadata in messages:
         given = metadata[LG_KEY].get("id")
@@ -299,7 +310,9 @@ def _checkpoint(
             step=steps[event.run_id],
             project=project,
             run_id=event.run_id,
-            writes={step.name: step_update(step, pending.pop(event.run_id, []))},
+            writes={
+                step.name: step_update(step, [*pending.pop(event.run_id, []), *step_messages(step)])
+            },
         )
     if kind == EventType.RUN_WAITING and event.run_id is not None:
         return Checkpoint(
@@ -398,7 +411,7 @@ class States:
     @classmethod
     async def of(cls, svc: Service, session: Session, now_waiting: Run | None) -> States:
         found = await checkpoints(svc, session.id)
-        return cls(session, found, await svc.conversation(session.id), now_waiting)
+        return cls(session, found, await thread_messages(svc, session.id), now_waiting)
 
     def __len__(self) -> int:
         return max(1, len(self._found))

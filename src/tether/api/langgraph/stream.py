@@ -3,11 +3,14 @@
 ``metadata`` comes first; then, per the stream modes asked for: ``values`` (the thread's values
 when the run starts and after each of its steps, a person's answer included), ``updates``
 (``{step name: what it wrote}``), ``messages`` (``[message, metadata]``, for
-``messages-tuple``) or ``messages/metadata`` + ``messages/complete`` (for ``messages``),
-``custom`` (what the agent wrote with ``ctx.emit``);
-``error`` when the run fails. A run that starts waiting for a person ends the stream with its
-interrupt (``__interrupt__``). There is no ``end`` event: the stream closes once the run's
-status is stored.
+``messages-tuple``) or ``messages/metadata`` + ``messages/complete`` (for ``messages``);
+while a model streams its answer, each piece as ``[AIMessageChunk, metadata]`` (``messages``
+event, for ``messages-tuple``) or ``messages/partial`` with the text so far (for ``messages``),
+before the whole message; a model's tool calls as an AI message with ``tool_calls`` and a
+``tool`` message per result; ``custom`` (what the agent wrote with
+``ctx.emit``); ``error`` when the run fails. A run that starts waiting for a person
+ends the stream with its interrupt (``__interrupt__``). There is no ``end`` event: the stream
+closes once the run's status is stored.
 
 A thread's stream (``threads.join_stream``) is the stream of each run created in the thread
 while it is open: ``metadata``, then the run's frames in the stream modes it was started with.
@@ -34,11 +37,14 @@ from tether.api.langgraph.options import STREAM_MODES, stream_modes
 from tether.api.langgraph.shapes import (
     interrupt_of,
     is_run_output,
+    lc_chunk,
     lc_message,
     lg_info,
     run_error,
+    wire_id,
 )
 from tether.api.langgraph.state import Conversation, step_update, values_of
+from tether.api.langgraph.tool_turns import step_messages
 from tether.core.errors import InvalidTransition, NotFound, UsageError
 from tether.core.event import STEP_END_EVENTS, TERMINAL_RUN_EVENTS, Event, EventType
 from tether.core.message import Message
@@ -105,20 +111,52 @@ class _Translator:
         self.conversation = Conversation(svc, run.session_id)
         self.project: dict[str, Any] | None = None
         self.pending: list[Message] = []
+        #: The text streamed so far of each model answer (by its wire id).
+        self.streamed: dict[str, str] = {}
 
     async def values_at(self, event: Event) -> dict[str, Any]:
         if self.project is None:
             self.project = (await self.svc.get_session(self.run.session_id)).project
         return values_of(self.project, await self.conversation.as_of(event.created_at))
 
-    def _meta(self, message: Message) -> dict[str, Any]:
+    def _meta(self, step_id: Any) -> dict[str, Any]:
         return {
             "run_id": self.run.id,
             "thread_id": self.run.session_id,
             "langgraph_node": self.run.agent,
-            "step_id": message.metadata.get("step_id"),
+            "step_id": step_id,
             "tags": [],
         }
+
+    def _message_parts(self, message: Message) -> list[tuple[str, Any]]:
+        """A message the run's agent wrote (a run's input is not streamed)."""
+        out: list[tuple[str, Any]] = []
+        if is_run_output(message):
+            self.pending.append(message)
+            wire, meta = lc_message(message), self._meta(message.metadata.get("step_id"))
+            if "messages-tuple" in self.modes:
+                out.append(("messages", [wire, meta]))
+            if "messages" in self.modes:
+                if self.streamed.pop(wire_id(message), None) is None:
+                    out.append(("messages/metadata", {wire["id"]: {"metadata": meta}}))
+                out.append(("messages/complete", [wire]))
+        return out
+
+    def _chunk_parts(self, event: Event) -> list[tuple[str, Any]]:
+        """A piece of a model's streamed answer (step.model_chunk)."""
+        step_id, text = str(event.data.get("step_id")), str(event.data.get("text") or "")
+        out: list[tuple[str, Any]] = []
+        if "messages-tuple" in self.modes:
+            out.append(("messages", [lc_chunk(step_id, text), self._meta(step_id)]))
+        if "messages" in self.modes:
+            if step_id not in self.streamed:
+                out.append(("messages/metadata", {step_id: {"metadata": self._meta(step_id)}}))
+            so_far = self.streamed.get(step_id, "") + text
+            partial = {**lc_chunk(step_id, so_far), "type": "ai"}
+            del partial["tool_call_chunks"]
+            out.append(("messages/partial", [partial]))
+        self.streamed[step_id] = self.streamed.get(step_id, "") + text
+        return out
 
     async def parts(self, event: Event) -> list[tuple[str, Any]]:
         if self.graph is not None:
@@ -129,15 +167,9 @@ class _Translator:
             if "values" in modes:
                 out.append(("values", await self.values_at(event)))
         elif kind == EventType.MESSAGE_ADDED:
-            message = event.message
-            if is_run_output(message):
-                self.pending.append(message)
-                wire, meta = lc_message(message), self._meta(message)
-                if "messages-tuple" in modes:
-                    out.append(("messages", [wire, meta]))
-                if "messages" in modes:
-                    out.append(("messages/metadata", {wire["id"]: {"metadata": meta}}))
-                    out.append(("messages/complete", [wire]))
+            out += self._message_parts(event.message)
+        elif kind == EventType.MODEL_CHUNK:
+            out += self._chunk_parts(event)
         elif kind in STEP_END_EVENTS:
             out += await self._step_parts(event)
         elif kind == EventType.RUN_WAITING:
@@ -161,6 +193,7 @@ class _Translator:
             if "custom" in modes:
                 out.append(("custom", step.input))
             return out
+        out += [part for m in step_messages(step) for part in self._message_parts(m)]
         if "updates" in modes:
             out.append(("updates", {step.name: step_update(step, self.pending)}))
         if "values" in modes:

@@ -5,11 +5,15 @@ may carry ``tool_calls``, tool results carry ``tool_call_id``. ``ModelResponse.t
 turns a reply into its assistant message and ``ToolOutcome.to_message(call)`` a tool's result
 into its tool message; ``as_messages`` also accepts replies and ToolCall objects where dicts
 belong.
+
+A model that can stream its answer also has ``complete_stream``: the same reply, with each piece
+of its text handed to ``on_text`` as it arrives (``StreamingModel``); ``ctx.complete`` uses it
+when it is there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -107,3 +111,17 @@ class Model(Protocol):
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> ModelResponse:
         """The next reply to messages, given the tools the agent offers."""
+
+
+#: Receives each piece of a streamed answer's text, in order.
+TextSink = Callable[[str], Awaitable[None]]
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that can also stream the text of its answer while it comes."""
+
+    async def complete_stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextSink
+    ) -> ModelResponse:
+        """The next reply, as complete() gives it; on_text gets each piece of its text first."""

@@ -3,7 +3,8 @@ default (None lets the agent choose its own, e.g. coder's offline policy).
 
 ``model_catalog()`` reads the one configuration every entry point shares (``tether.open``,
 ``tether.open_async``, a Worker, ``tether serve``, ``tether worker``): ``TETHER_MODEL_BASE_URL``,
-``TETHER_MODEL`` and ``TETHER_MODEL_API_KEY`` name an OpenAI-compatible server, its model and key.
+``TETHER_MODEL`` and ``TETHER_MODEL_API_KEY`` name an OpenAI-compatible server, its model and key;
+``TETHER_MODEL_STREAM=1`` has it stream its answers (token chunks in the runs' streams).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ def model_catalog(env: Mapping[str, str] | None = None) -> ModelCatalog:
     except ImportError as exc:  # the adapter is an HTTP client: tether[client]
         raise MissingExtra("the OpenAI-compatible model", "client", exc.name) from exc
     models[name] = OpenAIChatModel(
-        base_url=base_url, model=name, api_key=env.get("TETHER_MODEL_API_KEY") or None
+        base_url=base_url,
+        model=name,
+        api_key=env.get("TETHER_MODEL_API_KEY") or None,
+        stream=env.get("TETHER_MODEL_STREAM", "").strip().lower() in ("1", "true", "yes"),
     )
     return ModelCatalog(models, default=name)

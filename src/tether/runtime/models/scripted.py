@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tether.runtime.models.base import ModelResponse
+from tether.runtime.models.base import ModelResponse, TextSink
 
 #: A scripted reply: a response, a text (a reply with that content and no tool calls), or a
 #: function of the transcript returning a response.
@@ -21,12 +21,20 @@ class UnconsumedResponses(AssertionError):
 
 
 class ScriptedModel:
-    """Answers each request with the next scripted reply (or what a scripted function returns)."""
+    """Answers each request with the next scripted reply (or what a scripted function returns).
 
-    def __init__(self, replies: Sequence[Reply], *, name: str = "scripted") -> None:
+    With ``chunk_size=n`` it streams: ``complete_stream`` hands each answer's text on in pieces
+    of n characters (the last one shorter) before returning the reply."""
+
+    def __init__(
+        self, replies: Sequence[Reply], *, name: str = "scripted", chunk_size: int | None = None
+    ) -> None:
         if isinstance(replies, str):
             raise TypeError('replies is a list of replies: ScriptedModel(["hello"])')
+        if chunk_size is not None and (isinstance(chunk_size, bool) or chunk_size < 1):
+            raise TypeError("chunk_size is a number of characters, at least 1")
         self.name = name
+        self.chunk_size = chunk_size
         self._replies = [_reply(r, i) for i, r in enumerate(replies)]
         self.requests: list[list[dict[str, Any]]] = []
 
@@ -40,6 +48,16 @@ class ScriptedModel:
             )
         reply = self._replies.pop(0)
         return reply(messages) if callable(reply) else reply
+
+    async def complete_stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextSink
+    ) -> ModelResponse:
+        reply = await self.complete(messages, tools)
+        size = self.chunk_size
+        if size is not None and reply.content:
+            for start in range(0, len(reply.content), size):
+                await on_text(reply.content[start : start + size])
+        return reply
 
     def assert_consumed(self) -> None:
         """Raise if scripted replies were never asked for."""

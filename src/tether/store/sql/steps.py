@@ -235,6 +235,23 @@ class StepsPart(SessionsPart):
             await self._step_event(tx, step_event(status), step, held["owner"], now)
         return step
 
+    async def add_model_chunk(
+        self, step_id: str, *, run_id: str, worker_id: str, index: int, text: str, now: datetime
+    ) -> None:
+        async with self._db.write() as tx:
+            held = await tx.one("hold_run_for_step", run_id=run_id, worker_id=worker_id)
+            if held is None:
+                await self._lost(tx, run_id, worker_id)
+            await self._event(
+                tx,
+                EventType.MODEL_CHUNK,
+                owner=held["owner"],
+                now=now,
+                session_id=held["session_id"],
+                run_id=run_id,
+                data={"step_id": step_id, "index": index, "text": text},
+            )
+
     async def list_steps(self, run_id: str) -> list[Step]:
         async with self._db.read() as tx:
             rows = await tx.all("steps_of_run", run_id=run_id)
