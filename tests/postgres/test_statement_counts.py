@@ -17,6 +17,8 @@ from tether.store.base import Store
 
 from .helpers import run, service, with_stores
 
+pytestmark = pytest.mark.postgres
+
 #: No timer fires during a run (lease renewals, watch and poll timeouts): only wake-ups count.
 QUIET = RuntimeSettings(poll_interval=60, watch_interval=60, reap_interval=60, lease_seconds=180)
 RUNS = 20
