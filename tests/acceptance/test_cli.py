@@ -14,6 +14,8 @@ import pytest
 import tether
 from tether.core.status import RunStatus
 
+pytestmark = pytest.mark.slow
+
 TETHER = [sys.executable, "-m", "tether.cli"]
 
 
@@ -88,7 +90,6 @@ def _one_line(done: subprocess.CompletedProcess[str], code: int) -> str:
     return done.stderr
 
 
-@pytest.mark.slow
 def test_bad_databases_servers_and_values_are_one_line(tmp_path: Path) -> None:
     db = str(tmp_path / "t.db")
     with tether.open(db) as tt:

@@ -7,8 +7,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 import tether
 from tests.serving import TETHER, cli
+
+pytestmark = pytest.mark.slow
 
 
 def _db_with_sessions(tmp_path: Path) -> str:

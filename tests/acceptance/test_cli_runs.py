@@ -7,9 +7,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 import tether
 from tests.serving import cli
 from tether.core.status import RunStatus
+
+pytestmark = pytest.mark.slow
 
 
 def _ids(done: subprocess.CompletedProcess[str]) -> list[str]:

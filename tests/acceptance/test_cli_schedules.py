@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import tether
 from tests.serving import cli
+
+pytestmark = pytest.mark.slow
 
 
 def test_schedules_from_the_command_line(tmp_path: Path) -> None:

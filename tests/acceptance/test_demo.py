@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 TETHER = [sys.executable, "-m", "tether.cli"]
 
 

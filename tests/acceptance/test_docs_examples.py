@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 AGENTS_MD = Path(__file__).parents[2] / "docs" / "agents.md"
 
 

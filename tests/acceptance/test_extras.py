@@ -14,8 +14,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import tether
 from tether.core import errors
+
+pytestmark = pytest.mark.slow
 
 #: The top-level packages each extra brings (pyproject.toml's optional dependencies).
 CLIENT = ("httpx",)

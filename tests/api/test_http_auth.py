@@ -15,6 +15,7 @@ from tests.serving import cli
 KEY = re.compile(r"tk_[A-Za-z0-9_-]{43}")
 
 
+@pytest.mark.slow
 def test_keys_create_prints_the_key_alone_and_stores_only_its_hash(tmp_path: Path) -> None:
     db = tmp_path / "keys.db"
     made = cli("keys", "create", "--owner", "carol", "--db", db)
@@ -50,6 +51,7 @@ def test_every_route_but_healthz_needs_a_valid_key(server: Server, alice: httpx.
         assert bad.status_code == 401
 
 
+@pytest.mark.slow
 def test_a_revoked_key_stops_working(server: Server) -> None:
     made = cli("keys", "create", "--owner", "dave", "--name", "laptop", "--db", server.db)
     key = made.stdout.strip()

@@ -13,8 +13,9 @@ import pytest
 from tests.api.httpkit import Server, new_run, new_session, wait_run
 from tests.serving import TETHER, cli
 
+pytestmark = pytest.mark.slow
 
-@pytest.mark.slow
+
 def test_sessions_and_runs_commands_work_against_a_server(
     server: Server, alice: httpx.Client
 ) -> None:

@@ -62,6 +62,7 @@ def test_a_key_holder_gets_no_workspace_on_a_server_without_roots(
     assert "has API keys and no workspace roots" in message
 
 
+@pytest.mark.slow
 def test_a_key_holder_gets_no_workspace_outside_the_roots(
     rooted: tuple[Server, Path], tmp_path: Path
 ) -> None:
@@ -76,6 +77,7 @@ def test_a_key_holder_gets_no_workspace_outside_the_roots(
         assert str(tmp_path) not in message
 
 
+@pytest.mark.slow
 def test_a_workspace_inside_a_root_works_and_the_server_said_how_it_confines(
     rooted: tuple[Server, Path],
 ) -> None:
@@ -91,6 +93,7 @@ def test_a_workspace_inside_a_root_works_and_the_server_said_how_it_confines(
     assert "coder command limits: CPU time" in log
 
 
+@pytest.mark.slow
 def test_session_memory_written_over_http_is_never_run(rooted: tuple[Server, Path]) -> None:
     server, root = rooted
     project = _project(root / "bob" / "project")
@@ -109,6 +112,7 @@ def test_session_memory_written_over_http_is_never_run(rooted: tuple[Server, Pat
     assert not (root / "PWNED").exists() and not (root / "bob" / "PWNED").exists()
 
 
+@pytest.mark.slow
 def test_a_key_holder_gets_no_workspace_in_another_owners_folder(
     rooted: tuple[Server, Path],
 ) -> None:
@@ -127,6 +131,7 @@ def test_a_key_holder_gets_no_workspace_in_another_owners_folder(
     assert not list(project.rglob("__pycache__"))  # nothing of alice's ever ran
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_workspace_root_that_is_no_folder(tmp_path: Path) -> None:
     done = cli(
         "serve", "--db", tmp_path / "t.db", "--workspace-root", tmp_path / "missing", timeout=60

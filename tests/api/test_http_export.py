@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.api.httpkit import Server, new_run, new_session, wait_run
 from tests.serving import cli
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_session_exported_over_http_imports_into_another_database(

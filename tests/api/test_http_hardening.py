@@ -117,6 +117,7 @@ def test_docs_load_nothing_from_elsewhere(server: Server) -> None:
         assert anonymous.get("/docs/oauth2-redirect").status_code == 404
 
 
+@pytest.mark.slow
 def test_no_docs_turns_them_off(strict: Server) -> None:
     with httpx.Client(base_url=strict.url) as anonymous:
         assert anonymous.get("/docs").status_code == 404
@@ -140,6 +141,7 @@ def _response(sock: socket.socket) -> bytes:
     return head + b"\r\n\r\n" + body
 
 
+@pytest.mark.slow
 def test_a_half_sent_request_is_cut_off(strict: Server) -> None:
     host, port = strict.url.removeprefix("http://").rsplit(":", 1)
     with (

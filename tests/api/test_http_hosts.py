@@ -85,6 +85,7 @@ def _raw_get(server: Server, host_line: str) -> bytes:
     return b"".join(chunks)
 
 
+@pytest.mark.slow
 def test_an_allowed_host_is_answered_and_others_still_refused(named: Server) -> None:
     port = _port(named)
     with named.client("alice") as alice:
@@ -94,6 +95,7 @@ def test_an_allowed_host_is_answered_and_others_still_refused(named: Server) -> 
             assert alice.get("/healthz", headers={"Host": host}).status_code == 421
 
 
+@pytest.mark.slow
 def test_the_ui_takes_forms_only_from_an_allowed_hosts_own_origin(named: Server) -> None:
     port = _port(named)
     own = f"tether.example:{port}"
@@ -121,6 +123,7 @@ def test_the_ui_takes_forms_only_from_an_allowed_hosts_own_origin(named: Server)
         assert made.status_code == 303 and made.headers["location"].startswith("/ui/sessions/")
 
 
+@pytest.mark.slow
 def test_bad_allowed_hosts_are_refused_at_start(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     for args, env in (

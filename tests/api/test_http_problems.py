@@ -35,6 +35,7 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running.stop()
 
 
+@pytest.mark.slow
 def test_bodies_over_the_limit_get_413(server: Server, small: Server, alice: httpx.Client) -> None:
     big = json.dumps({"title": "x" * (1024 * 1024)}).encode()
     declared = alice.post("/v1/sessions", content=big, headers={"content-type": "application/json"})
@@ -233,6 +234,7 @@ def _raw_post(server: Server, head: str, body: bytes) -> bytes:
         return conn.recv(4096)
 
 
+@pytest.mark.slow
 def test_a_body_declared_too_large_is_refused_even_if_it_never_arrives(small: Server) -> None:
     key = small.keys["alice"]
     head = (

@@ -13,6 +13,8 @@ import pytest
 
 from tests.api.httpkit import Server, new_run, new_session, read_sse, start_server, wait_run
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 TOKEN = "tk_" + "Q7w" * 14 + "e"
 AWS = "AKIA" + "Z3Y4" * 4

@@ -17,6 +17,8 @@ import pytest
 from tests.api.httpkit import Server, new_run, new_session, read_sse, start_server, wait_run
 from tests.serving import cli
 
+pytestmark = pytest.mark.slow
+
 #: A stream still open after this many heartbeats (0.2 s each) was not ended.
 BEATS = 50
 

@@ -7,9 +7,13 @@ import socket
 import threading
 from pathlib import Path
 
+import pytest
+
 import tether
 from tests.api.httpkit import Frame, new_run, new_session, read_sse, start_server
 from tests.waiting import eventually_sync
+
+pytestmark = pytest.mark.slow
 
 
 def test_sigterm_ends_streams_and_long_polls_and_hands_runs_back(tmp_path: Path) -> None:

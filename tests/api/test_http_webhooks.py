@@ -21,6 +21,8 @@ from tests.serving import cli
 from tests.waiting import eventually_sync
 from tests.webhook_listener import Listener, listening, verify
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def allowing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:

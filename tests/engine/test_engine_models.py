@@ -72,7 +72,9 @@ def _assert_chat_request(received: Any) -> dict[str, Any]:
     return payload
 
 
-@pytest.mark.parametrize("worker", ["in-process", "tether worker"])
+@pytest.mark.parametrize(
+    "worker", ["in-process", pytest.param("tether worker", marks=pytest.mark.slow)]
+)
 async def test_coder_runs_on_an_openai_compatible_server_with_tool_calls(
     db_path: Path,
     tmp_path: Path,

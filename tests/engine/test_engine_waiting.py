@@ -19,7 +19,9 @@ from tether.runtime.models import ModelResponse, ScriptedModel, ToolCall
 TERMINAL = tuple(RUN_TERMINAL)
 
 
-@pytest.mark.parametrize("resumed_in", ["this process", "another process"])
+@pytest.mark.parametrize(
+    "resumed_in", ["this process", pytest.param("another process", marks=pytest.mark.slow)]
+)
 async def test_a_waiting_run_frees_its_slot_survives_a_restart_and_resumes(
     db_path: Path,
     tmp_path: Path,

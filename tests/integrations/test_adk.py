@@ -222,6 +222,7 @@ def test_opens_on_a_path_and_on_a_sync_handle(tmp_path: Path) -> None:
         assert asyncio.run(read()) == ["kept"]
 
 
+@pytest.mark.slow
 def test_tether_never_imports_adk_and_a_missing_adk_is_named(tmp_path: Path) -> None:
     code = """
         import sys

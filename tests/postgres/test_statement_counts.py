@@ -16,6 +16,8 @@ from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
 from tether.store.base import Store
 
+pytestmark = pytest.mark.postgres
+
 #: No timer fires during a run (lease renewals, watch and poll timeouts): only wake-ups count.
 QUIET = RuntimeSettings(poll_interval=60, watch_interval=60, reap_interval=60, lease_seconds=180)
 RUNS = 20

@@ -382,6 +382,7 @@ async def test_a_command_leaves_no_process_behind(tmp_path: Path, sandbox: bool)
     await eventually(lambda: _unlocked(tmp_path / "held.lock"), what="the child to be killed")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", [False, True], ids=["plain", "bwrap"])
 async def test_a_command_timing_out_is_killed_with_its_group(tmp_path: Path, sandbox: bool) -> None:
     ws = Workspace(tmp_path, sandbox=_sandbox(sandbox))

@@ -99,6 +99,7 @@ def test_the_library_checks_what_the_http_api_checks(tmp_path: Path, tt: tether.
             tether.open(tmp_path / "other.db", owner=owner, worker=False)
 
 
+@pytest.mark.slow
 def test_a_program_that_ends_without_close_hands_its_runs_back(tmp_path: Path) -> None:
     db = tmp_path / "exit.db"
     script = (
@@ -118,6 +119,7 @@ def test_a_program_that_ends_without_close_hands_its_runs_back(tmp_path: Path) -
         assert run.status is tether.RunStatus.READY and run.worker_id is None
 
 
+@pytest.mark.slow
 def test_a_forked_child_exits_without_touching_its_parents_worker(tmp_path: Path) -> None:
     script = (
         "import os, sys, tether\n"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 #: Modules (and their submodules) that only turning telemetry on may import.
 EXTRAS = (
     "opentelemetry.sdk",

@@ -26,6 +26,8 @@ from tether.core.status import RunStatus
 from tether.runtime import log_context
 from tether.telemetry import logs
 
+pytestmark = pytest.mark.slow
+
 RUN = Run(
     id="01900000-0000-7000-8000-00000000aaaa",
     session_id="01900000-0000-7000-8000-00000000bbbb",

@@ -12,10 +12,13 @@ import threading
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.serving import Served, serve
 from tests.telemetry.scrape import Samples, parse
 from tests.waiting import eventually_sync
+
+pytestmark = pytest.mark.slow
 
 
 def _scrape(url: str, **headers: str) -> Samples:

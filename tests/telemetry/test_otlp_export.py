@@ -14,6 +14,8 @@ from tests.serving import Served, serve
 from tests.telemetry.otlp_receiver import OtlpReceiver
 from tests.waiting import eventually_sync
 
+pytestmark = pytest.mark.slow
+
 CLIENT_TRACE, CLIENT_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 
 

@@ -5,6 +5,7 @@ so a field added to a record is covered without touching this file)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import json
 import pkgutil
@@ -80,8 +81,9 @@ def strategy(hint: Any) -> st.SearchStrategy[Any]:
     return st.from_type(hint)
 
 
+@functools.cache
 def record(cls: type) -> st.SearchStrategy[Any]:
-    """Instances of cls with every field drawn from its type hint."""
+    """Instances of cls with every field drawn from its type hint (built once per class)."""
     hints = typing.get_type_hints(cls)
     fields = {f.name: strategy(hints[f.name]) for f in dataclasses.fields(cls) if f.init}
     return st.builds(cls, **fields)
