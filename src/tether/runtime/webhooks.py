@@ -41,6 +41,8 @@ MAX_BACKOFF = 300.0
 ATTEMPT_LEASE = 120.0
 #: Connect and read time-out of an attempt, in seconds.
 TIMEOUT = 10.0
+#: Seconds an attempt may last in all (a receiver answering a byte at a time is cut off).
+DEADLINE = 30.0
 MAX_URL = 2048
 SIGNATURE_HEADER = "X-Tether-Signature"
 
