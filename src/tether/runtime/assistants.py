@@ -91,9 +91,10 @@ async def create(
     try:
         return await svc.store.create_assistant(made)
     except AlreadyExists:
-        if if_exists == "do_nothing":
-            return await get(svc, made.id)
-        raise
+        found = await find(svc, made.id) if if_exists == "do_nothing" else None
+        if found is None:  # another owner's id is taken, as it is for sessions
+            raise
+        return found
 
 
 async def get(svc: Service, assistant_id: str) -> Assistant:
