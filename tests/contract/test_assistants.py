@@ -90,9 +90,7 @@ async def test_owners_are_apart_and_delete_removes_versions(
     assert (erased["assistants"], erased["assistant_versions"]) == (1, 1)
 
 
-async def test_an_id_another_owner_holds_is_already_taken(
-    store: Store, clock: ManualClock
-) -> None:
+async def test_an_id_another_owner_holds_is_already_taken(store: Store, clock: ManualClock) -> None:
     theirs = await store.create_assistant(_assistant(clock, owner="other"))
     with pytest.raises(AlreadyExists):
         await store.create_assistant(replace(_assistant(clock), id=theirs.id))
