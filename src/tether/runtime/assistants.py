@@ -35,6 +35,8 @@ def _checked(svc: Service, changes: Mapping[str, Any]) -> dict[str, Any]:
     checked: dict[str, Any] = {}
     for name, value in changes.items():
         if name == "graph_id":
+            if not isinstance(value, str):
+                raise UsageError("an assistant's graph_id must be an agent's name (a string)")
             svc.agents.get(value)  # AgentNotFound
             checked[name] = value
         elif name == "name":
