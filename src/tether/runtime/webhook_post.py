@@ -41,6 +41,8 @@ class _PinnedHTTP(http.client.HTTPConnection):
 class _PinnedHTTPS(_PinnedHTTP):
     """HTTPS to the address checked; the certificate is checked against the URL's host."""
 
+    default_port = http.client.HTTPS_PORT  # no ":443" in the Host header
+
     def __init__(self, target: Target) -> None:
         super().__init__(target)
         self._tls = ssl.create_default_context()
