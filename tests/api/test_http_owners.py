@@ -99,3 +99,21 @@ def test_another_owners_objects_answer_404_like_missing_ones(
     assert alice.get(f"/v1/sessions/{sid}/messages").json()["data"] == []
     assert alice.get("/v1/apps/shop/memory/plan").json()["value"] == "gold"
     assert alice.get("/v1/sessions/by-key", params={"key": "alice-key"}).json()["id"] == sid
+
+
+def test_an_assistant_id_another_owner_holds_is_taken_not_a_500(
+    alice: httpx.Client, bob: httpx.Client
+) -> None:
+    made = alice.post("/v1/assistants", json={"graph_id": "echo", "name": "alice's"})
+    assert made.status_code == 201
+    aid = made.json()["id"]
+    for path, body in (
+        ("/v1/assistants", {"graph_id": "echo", "assistant_id": aid}),
+        ("/v1/assistants", {"graph_id": "echo", "assistant_id": aid, "if_exists": "do_nothing"}),
+        ("/assistants", {"graph_id": "echo", "assistant_id": aid}),
+        ("/assistants", {"graph_id": "echo", "assistant_id": aid, "if_exists": "do_nothing"}),
+    ):
+        answer = bob.post(path, json=body)
+        assert _shape(answer) == (409, "application/problem+json", "already_exists"), answer.text
+        assert "UNIQUE" not in answer.text
+    assert alice.get(f"/v1/assistants/{aid}").json()["name"] == "alice's"

@@ -4,6 +4,7 @@ ones only once its runs have ended and it has been idle long enough."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -87,6 +88,14 @@ async def test_owners_are_apart_and_delete_removes_versions(
         await store.list_assistant_versions(mine.id, owner=OWNER, limit=5)
     erased = await store.erase_owner_data("other")
     assert (erased["assistants"], erased["assistant_versions"]) == (1, 1)
+
+
+async def test_an_id_another_owner_holds_is_already_taken(store: Store, clock: ManualClock) -> None:
+    theirs = await store.create_assistant(_assistant(clock, owner="other"))
+    with pytest.raises(AlreadyExists):
+        await store.create_assistant(replace(_assistant(clock), id=theirs.id))
+    assert await store.get_assistant(theirs.id, owner=OWNER) is None
+    assert (await store.get_assistant(theirs.id, owner="other")) == theirs
 
 
 async def test_temporary_sessions_are_finished_once_their_runs_end(

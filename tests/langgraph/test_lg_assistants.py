@@ -149,3 +149,13 @@ def test_native_assistants(native: httpx.Client) -> None:
     assert native.delete(f"/v1/assistants/{aid}").status_code == 204
     assert native.get(f"/v1/assistants/{aid}").status_code == 404
     assert native.post(f"/v1/assistants/{aid}/latest", json={"version": 1}).status_code == 404
+
+
+def test_a_graph_id_that_is_no_string_is_422(native: httpx.Client) -> None:
+    aid = native.post("/v1/assistants", json={"graph_id": "echo"}).json()["id"]
+    for graph_id in ([], ["echo"], {"a": 1}, 7):
+        for method, path in (("PATCH", f"/assistants/{aid}"), ("POST", "/assistants")):
+            answer = native.request(method, path, json={"graph_id": graph_id})
+            assert answer.status_code == 422, (method, graph_id, answer.text)
+            assert answer.json()["code"] == "validation_error"
+    assert native.get(f"/v1/assistants/{aid}").json()["version"] == 1

@@ -132,6 +132,16 @@ def test_a_pending_delivery_survives_a_restart(tmp_path: Path, listener: Listene
         "http:///x",
         "not a url",
         "http://example.com:99999/x",
+        "http://2130706433/x",
+        "http://0x7f000001/x",
+        "http://0177.0.0.1/x",
+        "http://127.1/x",
+        "http://localhost./x",
+        "http://[2002:7f00:1::]/x",
+        "http://[2002:a9fe:a9fe::1]/latest/meta-data",
+        "http://[2002:a00:1::]/x",
+        "http://93.184.215.14/a b",
+        "http://93.184.215.14/a\x00b",
     ],
 )
 def test_private_and_odd_urls_are_refused(tmp_path: Path, url: str) -> None:

@@ -35,6 +35,8 @@ def _checked(svc: Service, changes: Mapping[str, Any]) -> dict[str, Any]:
     checked: dict[str, Any] = {}
     for name, value in changes.items():
         if name == "graph_id":
+            if not isinstance(value, str):
+                raise UsageError("an assistant's graph_id must be an agent's name (a string)")
             svc.agents.get(value)  # AgentNotFound
             checked[name] = value
         elif name == "name":
@@ -91,9 +93,10 @@ async def create(
     try:
         return await svc.store.create_assistant(made)
     except AlreadyExists:
-        if if_exists == "do_nothing":
-            return await get(svc, made.id)
-        raise
+        found = await find(svc, made.id) if if_exists == "do_nothing" else None
+        if found is None:  # another owner's id is taken, as it is for sessions
+            raise
+        return found
 
 
 async def get(svc: Service, assistant_id: str) -> Assistant:

@@ -41,6 +41,8 @@ MAX_BACKOFF = 300.0
 ATTEMPT_LEASE = 120.0
 #: Connect and read time-out of an attempt, in seconds.
 TIMEOUT = 10.0
+#: Seconds an attempt may last in all (a receiver answering a byte at a time is cut off).
+DEADLINE = 30.0
 MAX_URL = 2048
 SIGNATURE_HEADER = "X-Tether-Signature"
 
@@ -100,6 +102,8 @@ class WebhookPolicy:
 def _parse(url: str) -> tuple[str, str, int, str]:
     if not isinstance(url, str) or not url or len(url) > MAX_URL:
         raise UsageError(f"webhook must be an http or https URL of at most {MAX_URL} characters")
+    if not url.isprintable() or any(c.isspace() for c in url):
+        raise UsageError(f"webhook {url!r} holds spaces or control characters: percent-encode them")
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -119,9 +123,10 @@ def _address(text: str) -> IPAddress:
 
 
 def _plain(address: IPAddress) -> IPAddress:
-    """An IPv4-mapped IPv6 address as its IPv4 address; any other as it is."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
+    """An IPv4-mapped or 6to4 (2002::/16) IPv6 address as the IPv4 address it carries; any
+    other as it is."""
+    if isinstance(address, ipaddress.IPv6Address):
+        return address.ipv4_mapped or address.sixtofour or address
     return address
 
 

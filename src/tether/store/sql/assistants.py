@@ -52,7 +52,8 @@ class AssistantsPart(SqlBase):
 
     async def create_assistant(self, assistant: Assistant) -> Assistant:
         async with self._db.write() as tx:
-            if await tx.one("get_assistant", id=assistant.id, owner=assistant.owner) is not None:
+            # Ids are global: one another owner holds is taken too.
+            if await tx.one("assistant_exists", id=assistant.id) is not None:
                 raise AlreadyExists(f"assistant {assistant.id} already exists")
             fields = self._fields(assistant)
             await tx.run(

@@ -1146,3 +1146,6 @@ RETURNING *;
 
 -- name: webhook_secret
 SELECT * FROM webhook_secrets WHERE owner = :owner;
+
+-- name: assistant_exists
+SELECT 1 FROM assistants WHERE id = :id;
