@@ -14,6 +14,8 @@ outside (the UI, the CLI) is no longer written.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
@@ -86,7 +88,8 @@ class TetherPlugin(BasePlugin):
         }
         try:
             sid = await service.tether_session_id(session)
-            run = await service._run(
+            run = await _started(
+                service,
                 ExternalRun.start(
                     service._svc,
                     sid,
@@ -95,7 +98,7 @@ class TetherPlugin(BasePlugin):
                     input={"text": text} if text else None,
                     metadata=metadata,
                     if_busy=IfBusy.INTERRUPT,
-                )
+                ),
             )
         except Exception as exc:  # recording never breaks the agent
             log.warning("could not record an ADK invocation in tether: %s", exc)
@@ -209,6 +212,21 @@ class TetherPlugin(BasePlugin):
             failed = ErrorInfo("tool_error", ErrorInfo.of(error).message)
             step = going.run.step(StepKind.TOOL_CALL, tool.name, jsonable(tool_args), error=failed)
             await _write(going, step)
+
+
+async def _started(
+    service: TetherSessionService, start: Coroutine[Any, Any, ExternalRun]
+) -> ExternalRun:
+    """The run start makes, which a cancelled invocation does not leave running: cancelled
+    while the run starts, the start completes and the run ends cancelled."""
+    starting = asyncio.ensure_future(service._run(start))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            run = await starting
+            await service._run(run.finish(RunStatus.CANCELLED))
+        raise
 
 
 async def _write(going: _Invocation, write: Coroutine[Any, Any, Any]) -> None:
