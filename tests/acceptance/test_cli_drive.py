@@ -145,6 +145,9 @@ def test_sessions_create_takes_a_project(tmp_path: Path) -> None:
     session = json.loads(made.stdout)
     assert session["project"] == session["context"] == {"workspace": "./calc"}
     assert made.stderr == ""
+    shown = cli("sessions", "show", session["id"], "--db", db)
+    assert shown.exit_code == 0, shown.output
+    assert 'project {"workspace": "./calc"}' in shown.stdout
     old = cli("sessions", "create", "--context", '{"workspace": "./b"}', "--db", db, "--json")
     assert old.exit_code == 0, old.output
     assert json.loads(old.stdout)["project"] == {"workspace": "./b"}

@@ -166,6 +166,8 @@ def session_tree(report: SessionReport, now: datetime) -> Tree:
         named = [f"key={s.external_key!r}"] if s.external_key is not None else []
         named += [f"app={s.app}"] if s.app is not None else []
         label.append("\n  " + "  ".join(named), style="dim")
+    if s.project:
+        label.append(f"\n  project {short(s.project, 110)}", style="dim")
     tree = Tree(label)
     for run in report.runs:
         run_tree(run, tree)
