@@ -4,9 +4,17 @@ Through ADK's own extension point, a plugin (``App(..., plugins=[TetherPlugin()]
 Runner whose session service is a ``TetherSessionService``. The run starts running when the
 invocation does (runtime.external_run), with the user's message as its goal; its model calls
 (with their token usage) and tool calls (arguments and result together) are recorded as steps
-as they end; the invocation's end completes it, with the final response's text as its output,
-or fails it with the error that escaped the Runner. A new invocation on a session whose run is
-still going supersedes that run (cancelled); closing the Runner cancels the runs it left going.
+as they end. The invocation's end completes it, with the final response's text as its output;
+leaves it waiting when the invocation left interrupts unanswered (tool confirmations,
+long-running tools: see interrupts); fails it with the error that escaped the Runner. The
+invocation that answers them (ADK gives it the paused one's id) resumes that run.
+
+An invocation stopped from outside the Runner ends its run at once: cancelled, or completed
+when its final response was already out (a caller may stop reading there). ADK tells of it
+through after_agent (called while a cancellation unwinds an agent) and after_run (called
+while the generator is closed early); when neither comes, the task the invocation began in
+ending cancelled does. A new invocation on a session whose run is still going or waiting
+supersedes that run (cancelled); closing the Runner cancels the runs it left going.
 
 Recording never breaks the agent: a write that fails is logged, and a run cancelled from
 outside (the UI, the CLI) is no longer written.
@@ -17,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+import sys
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from google.adk.plugins.base_plugin import BasePlugin
@@ -28,12 +37,15 @@ from tether.core.status import RunStatus
 from tether.core.step import StepKind
 from tether.core.usage import Usage
 from tether.integrations._json import jsonable
+from tether.integrations.adk.interrupts import answers, interrupts, wait_request
 from tether.integrations.adk.service import TetherSessionService
 from tether.runtime import limits
 from tether.runtime.external_run import ExternalRun
+from tether.runtime.service import Service
 from tether.store.base import UNSET
 
 if TYPE_CHECKING:
+    from google.adk.agents.base_agent import BaseAgent
     from google.adk.agents.callback_context import CallbackContext
     from google.adk.agents.invocation_context import InvocationContext
     from google.adk.events.event import Event
@@ -51,13 +63,39 @@ AGENT = "google-adk"
 class _Invocation:
     """One invocation's run, where it is written, and what its end needs."""
 
-    def __init__(self, service: TetherSessionService, run: ExternalRun) -> None:
+    def __init__(self, invocation_id: str, service: TetherSessionService, run: ExternalRun) -> None:
+        self.invocation_id = invocation_id
         self.service = service
         self.run = run
         #: The model each agent asked last (a response does not name it).
         self.models: dict[str, str] = {}
-        #: The text of the newest final response.
+        #: The text of the newest final response, and whether one was yielded.
         self.output: str | None = None
+        self.answered = False
+        #: The interrupts it raised, by function call id: what its run waits for at its end.
+        self.asked: dict[str, types.FunctionCall] = {}
+        #: Whether an error escaped one of its agents (on its way to failing the run).
+        self.failing = False
+        #: The task it began in, and the callback that tells if that task ends cancelled.
+        self.task = asyncio.current_task()
+        self._watch: Callable[[asyncio.Task[Any]], None] | None = None
+
+    def watch(self, cancelled: Callable[[_Invocation], None]) -> None:
+        """Call cancelled(self) if the task it began in ends cancelled (unless unwatched)."""
+        if self.task is None:
+            return
+
+        def ended(task: asyncio.Task[Any]) -> None:
+            if task.cancelled():
+                cancelled(self)
+
+        self._watch = ended
+        self.task.add_done_callback(ended)
+
+    def unwatch(self) -> None:
+        if self.task is not None and self._watch is not None:
+            self.task.remove_done_callback(self._watch)
+            self._watch = None
 
 
 class TetherPlugin(BasePlugin):
@@ -68,6 +106,8 @@ class TetherPlugin(BasePlugin):
     def __init__(self, name: str = "tether") -> None:
         super().__init__(name)
         self._going: dict[str, _Invocation] = {}
+        #: Ends being written for invocations whose task ended cancelled first.
+        self._ending: set[asyncio.Task[None]] = set()
 
     # -- the invocation ------------------------------------------------------------------------
 
@@ -76,60 +116,116 @@ class TetherPlugin(BasePlugin):
         if not isinstance(service, TetherSessionService):
             return
         session, agent = invocation_context.session, invocation_context.agent
+        invocation_id = invocation_context.invocation_id
         name = getattr(agent, "name", None) or "agent"
         text = _text(invocation_context.user_content)
         goal = (text or f"{name}: invocation")[: limits.MAX_GOAL]
         metadata = {
             "framework": AGENT,
             "agent": name,
-            "invocation_id": invocation_context.invocation_id,
+            "invocation_id": invocation_id,
             "app_name": session.app_name,
             "user_id": session.user_id,
         }
         try:
             sid = await service.tether_session_id(session)
-            run = await _started(
-                service,
-                ExternalRun.start(
-                    service._svc,
-                    sid,
-                    goal,
-                    agent=AGENT,
-                    input={"text": text} if text else None,
-                    metadata=metadata,
-                    if_busy=IfBusy.INTERRUPT,
-                ),
+            begin = _begin(
+                service._svc,
+                sid,
+                goal,
+                input={"text": text} if text else None,
+                metadata=metadata,
+                answers=answers(session, invocation_id),
             )
+            run = await _started(service, begin)
         except Exception as exc:  # recording never breaks the agent
             log.warning("could not record an ADK invocation in tether: %s", exc)
             return
-        self._going[invocation_context.invocation_id] = _Invocation(service, run)
+        going = self._going[invocation_id] = _Invocation(invocation_id, service, run)
+        going.watch(self._left)
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
     ) -> None:
         going = self._going.get(invocation_context.invocation_id)
-        if going is not None and event.author != "user" and event.is_final_response():
+        if going is None or event.author == "user":
+            return
+        for call in interrupts(event):
+            going.asked[call.id or ""] = call
+        if event.is_final_response() and not event.error_code:  # not an error, nor an abort
+            going.answered = True
             going.output = _text(event.content) or going.output
 
-    async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
-        going = self._going.pop(invocation_context.invocation_id, None)
+    async def after_agent_callback(
+        self, *, agent: BaseAgent, callback_context: CallbackContext
+    ) -> None:
+        """ADK calls it while a cancellation unwinds an agent too: unless an error of another
+        agent caused it (a failing run), the invocation is being cancelled, and no after_run
+        will come: its run ends now."""
+        going = self._going.get(callback_context.invocation_id)
+        if going is not None and not going.failing and _unwinding(asyncio.CancelledError):
+            await self._end(self._take(going), stopped=True)
+
+    async def on_agent_error_callback(
+        self, *, agent: BaseAgent, callback_context: CallbackContext, error: Exception
+    ) -> None:
+        going = self._going.get(callback_context.invocation_id)
         if going is not None:
-            output = UNSET if going.output is None else {"text": going.output}
-            await _write(going, going.run.finish(RunStatus.COMPLETED, output=output))
+            going.failing = True
+
+    async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        going = self._going.get(invocation_context.invocation_id)
+        if going is None:
+            return
+        if invocation_context.is_aborted:  # ADK answers what it asked with errors: not waiting
+            going.asked.clear()
+        closing = _unwinding(GeneratorExit, asyncio.CancelledError)
+        stopped = invocation_context.is_aborted or closing
+        await self._end(self._take(going), stopped=stopped)
 
     async def on_run_error_callback(
         self, *, invocation_context: InvocationContext, error: Exception
     ) -> None:
-        going = self._going.pop(invocation_context.invocation_id, None)
+        going = self._going.get(invocation_context.invocation_id)
         if going is not None:
-            await _write(going, going.run.finish(RunStatus.FAILED, error=ErrorInfo.of(error)))
+            failed = going.run.finish(RunStatus.FAILED, error=ErrorInfo.of(error))
+            await _write(self._take(going), failed)
 
     async def close(self) -> None:
         """The Runner closes: the runs of invocations it left going are cancelled."""
-        going, self._going = list(self._going.values()), {}
-        for left in going:
+        for left in [self._take(g) for g in list(self._going.values())]:
             await _write(left, left.run.finish(RunStatus.CANCELLED))
+        if self._ending:
+            await asyncio.wait(set(self._ending))
+
+    def _take(self, going: _Invocation) -> _Invocation:
+        """going, no longer going: its end is being written."""
+        del self._going[going.invocation_id]
+        going.unwatch()
+        return going
+
+    def _left(self, going: _Invocation) -> None:
+        """The task an invocation began in ended cancelled before it did, with no callback of
+        ADK's (cancelled before its agents ran, or after they ended): its run ends now."""
+        if self._going.get(going.invocation_id) is going:
+            ending = asyncio.ensure_future(self._end(self._take(going), stopped=True))
+            self._ending.add(ending)
+            ending.add_done_callback(self._ending.discard)
+
+    @staticmethod
+    async def _end(going: _Invocation, *, stopped: bool) -> None:
+        """Write how an invocation ended: waiting when it left interrupts unanswered; else
+        completed when it ran to its end or was stopped after its final response; else
+        (stopped before it answered) cancelled."""
+        run = going.run
+        if going.asked:
+            kind, prompt, details = wait_request(list(going.asked.values()))
+            await _write(going, run.wait(kind, prompt, **details))
+        elif stopped and not going.answered:
+            await _write(going, run.finish(RunStatus.CANCELLED))
+        else:
+            output = UNSET if going.output is None else {"text": going.output}
+            await _write(going, run.finish(RunStatus.COMPLETED, output=output))
 
     # -- model calls ---------------------------------------------------------------------------
 
@@ -193,11 +289,13 @@ class TetherPlugin(BasePlugin):
         result: dict[str, Any],
     ) -> None:
         going = self._going.get(tool_context.invocation_id)
-        if going is not None:
-            step = going.run.step(
-                StepKind.TOOL_CALL, tool.name, jsonable(tool_args), output=jsonable(result)
-            )
-            await _write(going, step)
+        asks = tool_context.actions.requested_tool_confirmations
+        if going is None or tool_context.function_call_id in asks:
+            return  # held for a person's confirmation: recorded when it runs, once given
+        step = going.run.step(
+            StepKind.TOOL_CALL, tool.name, jsonable(tool_args), output=jsonable(result)
+        )
+        await _write(going, step)
 
     async def on_tool_error_callback(
         self,
@@ -212,6 +310,36 @@ class TetherPlugin(BasePlugin):
             failed = ErrorInfo("tool_error", ErrorInfo.of(error).message)
             step = going.run.step(StepKind.TOOL_CALL, tool.name, jsonable(tool_args), error=failed)
             await _write(going, step)
+
+
+async def _begin(
+    service: Service,
+    session_id: str,
+    goal: str,
+    *,
+    input: dict[str, Any] | None,
+    metadata: dict[str, Any],
+    answers: list[dict[str, Any]],
+) -> ExternalRun:
+    """The invocation's run: the session's run waiting for this invocation when the user's
+    message answers its interrupts (resumed with the answers), else a new run, superseding
+    one of the session going or waiting."""
+    if answers:
+        waiting = await service.list_runs(
+            session_id, status=RunStatus.WAITING, limit=1, with_context=False
+        )
+        for run in waiting.data:
+            if run.metadata.get("invocation_id") == metadata["invocation_id"]:
+                return await ExternalRun.resume(service, run.id, {"function_responses": answers})
+    return await ExternalRun.start(
+        service,
+        session_id,
+        goal,
+        agent=AGENT,
+        input=input,
+        metadata=metadata,
+        if_busy=IfBusy.INTERRUPT,
+    )
 
 
 async def _started(
@@ -237,6 +365,13 @@ async def _write(going: _Invocation, write: Coroutine[Any, Any, Any]) -> None:
         log.info("tether run %s ended elsewhere; no longer recorded", going.run.run.id)
     except Exception as exc:
         log.warning("could not record an ADK invocation in tether: %s", exc)
+
+
+def _unwinding(*kinds: type[BaseException]) -> bool:
+    """Whether ADK calls the callback while an exception of kinds unwinds the invocation: it
+    calls after_agent from an ``except CancelledError``, and after_run from a ``finally`` that
+    an early close (GeneratorExit, or the sync Runner's cancellation) goes through."""
+    return isinstance(sys.exc_info()[1], kinds)
 
 
 def _text(content: types.Content | None) -> str:
