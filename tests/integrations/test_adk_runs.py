@@ -470,6 +470,22 @@ async def test_a_tool_confirmation_waits_and_its_answer_resumes_the_run(
     assert steps[2].output == {"deleted": "a.txt"}
 
 
+async def test_a_declined_confirmation_is_no_tool_call(service: Service) -> None:
+    deleting = FunctionTool(delete_file, require_confirmation=True)
+    adk = runner(service, call("delete_file", path="a.txt"), answer("Kept it."), tools=[deleting])
+    session = await adk.session_service.create_session(app_name=APP, user_id="u1")
+    events = await invoke(adk, session.id)
+    await invoke(adk, session.id, answering(events, {"confirmed": False}))
+    [run] = await runs_of(service, adk, session.id)
+    assert (run.status, run.output) == (RunStatus.COMPLETED, {"text": "Kept it."})
+    assert shown(await service.list_steps(run.id)) == [
+        (StepKind.MODEL_CALL, "scripted-1", StepStatus.COMPLETED),
+        (StepKind.MESSAGE, "wait_for_approval", StepStatus.COMPLETED),
+        (StepKind.MODEL_CALL, "scripted-1", StepStatus.COMPLETED),
+    ]
+    assert (await service.list_tool_calls(session_id=run.session_id)).data == []
+
+
 async def test_a_long_running_tool_waits_for_its_result(service: Service) -> None:
     asking = LongRunningFunctionTool(ask_manager)
     adk = runner(

@@ -289,9 +289,8 @@ class TetherPlugin(BasePlugin):
         result: dict[str, Any],
     ) -> None:
         going = self._going.get(tool_context.invocation_id)
-        asks = tool_context.actions.requested_tool_confirmations
-        if going is None or tool_context.function_call_id in asks:
-            return  # held for a person's confirmation: recorded when it runs, once given
+        if going is None or _held(tool_context):
+            return
         step = going.run.step(
             StepKind.TOOL_CALL, tool.name, jsonable(tool_args), output=jsonable(result)
         )
@@ -372,6 +371,15 @@ def _unwinding(*kinds: type[BaseException]) -> bool:
     calls after_agent from an ``except CancelledError``, and after_run from a ``finally`` that
     an early close (GeneratorExit, or the sync Runner's cancellation) goes through."""
     return isinstance(sys.exc_info()[1], kinds)
+
+
+def _held(context: ToolContext) -> bool:
+    """Whether a tool call is held for a person: it asks for their confirmation (recorded when
+    it runs, once given), or they declined it."""
+    asks = context.actions.requested_tool_confirmations
+    confirmation = context.tool_confirmation
+    declined = confirmation is not None and not confirmation.confirmed
+    return context.function_call_id in asks or declined
 
 
 def _text(content: types.Content | None) -> str:
