@@ -2,7 +2,7 @@
 
 Through ADK's own extension point, a plugin (``App(..., plugins=[TetherPlugin()])``) of a
 Runner whose session service is a ``TetherSessionService``. The run starts running when the
-invocation does (runtime.external_run), with the user's message as its goal; its model calls
+invocation does (runtime.held_run), with the user's message as its goal; its model calls
 (with their token usage) and tool calls (arguments and result together) are recorded as steps
 as they end; the invocation's end completes it, with the final response's text as its output,
 or fails it with the error that escaped the Runner. A new invocation on a session whose run is
@@ -30,7 +30,7 @@ from tether.core.usage import Usage
 from tether.integrations._json import jsonable
 from tether.integrations.adk.service import TetherSessionService
 from tether.runtime import limits
-from tether.runtime.external_run import ExternalRun
+from tether.runtime.held_run import HeldRun
 from tether.store.base import UNSET
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ AGENT = "google-adk"
 class _Invocation:
     """One invocation's run, where it is written, and what its end needs."""
 
-    def __init__(self, service: TetherSessionService, run: ExternalRun) -> None:
+    def __init__(self, service: TetherSessionService, run: HeldRun) -> None:
         self.service = service
         self.run = run
         #: The model each agent asked last (a response does not name it).
@@ -90,7 +90,7 @@ class TetherPlugin(BasePlugin):
             sid = await service.tether_session_id(session)
             run = await _started(
                 service,
-                ExternalRun.start(
+                HeldRun.start(
                     service._svc,
                     sid,
                     goal,
@@ -214,9 +214,7 @@ class TetherPlugin(BasePlugin):
             await _write(going, step)
 
 
-async def _started(
-    service: TetherSessionService, start: Coroutine[Any, Any, ExternalRun]
-) -> ExternalRun:
+async def _started(service: TetherSessionService, start: Coroutine[Any, Any, HeldRun]) -> HeldRun:
     """The run start makes, which a cancelled invocation does not leave running: cancelled
     while the run starts, the start completes and the run ends cancelled."""
     starting = asyncio.ensure_future(service._run(start))
