@@ -73,4 +73,6 @@ async def test_a_run_resumes_only_as_it_is_executed_held_by_its_caller_or_by_a_w
         await store.resume_run(
             by_worker.id, owner=None, now=now, input="yes", held_by=HOLDER, lease_seconds=1
         )
-    assert (await store.resume_run(by_worker.id, owner=None, now=now, input="yes")).worker_id is None
+    assert (
+        await store.resume_run(by_worker.id, owner=None, now=now, input="yes")
+    ).worker_id is None

@@ -197,5 +197,7 @@ class HeldRunOps:
             else "no holder was given: only the caller holding a run writes to it"
         )
         return LeaseLost(
-            f"run {run_id} is {run.status.value} and {why}", run_id=run_id, status=run.status.value
+            f"run {run_id} is {run.status.value} and {why}",
+            run_id=run_id,
+            run_status=run.status.value,
         )

@@ -50,18 +50,30 @@ class HeldRun:
         input: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
         if_busy: IfBusy = IfBusy.REJECT,
+        lease_seconds: float | None = None,
     ) -> HeldRun:
         """A new run of the session, running at once; another run of it going or waiting is
-        refused (SessionBusy) or, with IfBusy.INTERRUPT, cancelled first."""
+        refused (SessionBusy) or, with IfBusy.INTERRUPT, cancelled first. lease_seconds: how
+        long it stays held if this process stops (default: the backend's lease)."""
         lease = await backend.start_held_run(
-            session_id, goal, agent=agent, input=input, metadata=metadata, if_busy=if_busy
+            session_id,
+            goal,
+            agent=agent,
+            input=input,
+            metadata=metadata,
+            if_busy=if_busy,
+            lease_seconds=lease_seconds,
         )
         return cls(backend, lease)
 
     @classmethod
-    async def resume(cls, backend: Backend, run_id: str, input: Any = None) -> HeldRun:
+    async def resume(
+        cls, backend: Backend, run_id: str, input: Any = None, *, lease_seconds: float | None = None
+    ) -> HeldRun:
         """A waiting run continued by its caller; its steps go on after the ones it has."""
-        return cls(backend, await backend.resume_held_run(run_id, input))
+        return cls(
+            backend, await backend.resume_held_run(run_id, input, lease_seconds=lease_seconds)
+        )
 
     async def step(
         self,
