@@ -452,7 +452,11 @@ class AsyncClient:
         if error is not None:
             body["error"] = {"type": error.type, "message": error.message}
         if usage is not None:
-            body["usage"] = to_data(usage)
+            body["usage"] = {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "requests": usage.requests,
+            }
         answer = await self._held("steps", run_id, holder, body)
         return from_data(Step, answer)
 
