@@ -1,4 +1,4 @@
-"""Runs their caller executes itself (a framework's runner, runtime.external_run): created or
+"""Runs their caller executes itself (a framework's runner, runtime.held_run): created or
 resumed ``held_by`` a worker id, they are running and leased to it at once, so no worker claims
 them, and they end through the holder like any held run."""
 
