@@ -250,7 +250,7 @@ class HeldSuspend(_Request):
     """The run waits for a person: input (an answer) or approval."""
 
     kind: Literal["input", "approval"]
-    prompt: str = Field(max_length=limits.MAX_TITLE * 8)
+    prompt: str = Field(max_length=limits.MAX_CONTENT)
     #: More of what the person is asked (shown with the prompt, kept in waiting_for).
     details: JsonObject | None = None
 
