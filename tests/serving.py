@@ -70,7 +70,7 @@ class Served:
 S = TypeVar("S", bound=Served)
 
 
-def make_keys(db: Path, owners: tuple[str, ...]) -> dict[str, str]:
+def make_keys(db: Path | str, owners: tuple[str, ...]) -> dict[str, str]:
     """A new API key per owner in db (created and migrated if new): {owner: secret}."""
 
     async def main() -> dict[str, str]:
@@ -91,12 +91,14 @@ def serve(
     *args: str,
     owners: tuple[str, ...] = (),
     env: Mapping[str, str] | None = None,
+    url: str | None = None,
 ) -> S:
-    """Make a key per owner, then serve db (with args; the process gets env, else this
-    environment) until it listens."""
-    keys = make_keys(db, owners) if owners else {}
+    """Make a key per owner, then serve db, or the database at url (PostgreSQL), with args
+    (the process gets env, else this environment) until it listens."""
+    database = url or str(db)
+    keys = make_keys(database, owners) if owners else {}
     process = subprocess.Popen(
-        [*TETHER, "serve", "--port", "0", "--db", str(db), "--no-access-log", *args],
+        [*TETHER, "serve", "--port", "0", "--db", database, "--no-access-log", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

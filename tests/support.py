@@ -141,14 +141,16 @@ class Factory:
         run = await self.run(session_id, **fields)
         return await self.claim(run)
 
-    async def waiting(self, session_id: str, **fields: Any) -> Run:
-        """A run of session_id in status waiting (for input)."""
+    async def waiting(self, session_id: str, *, by_caller: bool = False, **fields: Any) -> Run:
+        """A run of session_id in status waiting (for input); by_caller: a run its caller
+        executes (resumed held only)."""
         run = await self.held(session_id, **fields)
+        waiting_for: dict[str, Any] = {"kind": "input", "prompt": "continue?"}
         return await self.store.suspend_run(
             run.id,
             worker_id=self.worker_id,
             now=self.clock.now(),
-            waiting_for={"kind": "input", "prompt": "continue?"},
+            waiting_for={**waiting_for, "held": True} if by_caller else waiting_for,
         )
 
     async def message(

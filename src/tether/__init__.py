@@ -39,7 +39,7 @@ from tether.core.errors import (
 from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
-from tether.core.run import ErrorInfo, IfBusy, Run, RunOptions, RunSummary
+from tether.core.run import ErrorInfo, HeldLease, IfBusy, Run, RunOptions, RunSummary
 from tether.core.schedule import Schedule
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
@@ -49,6 +49,7 @@ from tether.runtime.agent import AgentRegistry, agent
 from tether.runtime.async_facade import AsyncRunHandle, AsyncSessionHandle, AsyncTether, open_async
 from tether.runtime.facade import Tether, open
 from tether.runtime.handles import RunHandle, SessionHandle
+from tether.runtime.held_run import HeldRun
 from tether.runtime.model_agent import ModelAgent
 from tether.runtime.models import Model, ModelResponse, ScriptedModel, StreamingModel, ToolCall
 from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt, ToolOutcome
@@ -74,6 +75,8 @@ __all__ = [
     "ErrorInfo",
     "Event",
     "EventType",
+    "HeldLease",
+    "HeldRun",
     "HostNotAllowed",
     "IdempotencyConflict",
     "IfBusy",

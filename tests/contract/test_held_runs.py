@@ -1,10 +1,13 @@
-"""Runs their caller executes itself (a framework's runner, runtime.external_run): created or
+"""Runs their caller executes itself (a framework's runner, runtime.held_run): created or
 resumed ``held_by`` a worker id, they are running and leased to it at once, so no worker claims
 them, and they end through the holder like any held run."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support import LEASE_SECONDS, Factory
+from tether.core.errors import InvalidTransition
 from tether.core.event import EventType
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus
@@ -39,7 +42,7 @@ async def test_a_waiting_run_resumed_held_goes_on_with_its_holder(
     make: Factory, store: Store
 ) -> None:
     session = await make.session()
-    waiting = await make.waiting(session.id)
+    waiting = await make.waiting(session.id, by_caller=True)
     run = await store.resume_run(
         waiting.id,
         owner=None,
@@ -54,3 +57,22 @@ async def test_a_waiting_run_resumed_held_goes_on_with_its_holder(
         run.id, worker_id=HOLDER, now=make.clock.now(), lease_seconds=LEASE_SECONDS
     )
     assert renewed is not None
+
+
+async def test_a_run_resumes_only_as_it_is_executed_held_by_its_caller_or_by_a_worker(
+    make: Factory, store: Store
+) -> None:
+    session = await make.session()
+    by_caller = await make.waiting(session.id, by_caller=True)
+    now = make.clock.now()
+    with pytest.raises(InvalidTransition, match="executed by its caller"):
+        await store.resume_run(by_caller.id, owner=None, now=now, input="yes")
+    await store.cancel_run(by_caller.id, owner=None, now=now, reason="next")
+    by_worker = await make.waiting(session.id)
+    with pytest.raises(InvalidTransition, match="executed by a worker"):
+        await store.resume_run(
+            by_worker.id, owner=None, now=now, input="yes", held_by=HOLDER, lease_seconds=1
+        )
+    assert (
+        await store.resume_run(by_worker.id, owner=None, now=now, input="yes")
+    ).worker_id is None

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.serving import Proxy
-from tests.ui.uikit import Server, log_in, new_run, new_session, settled
+from tests.ui.uikit import Server, created, log_in, new_run, new_session, settled
 
 pytestmark = pytest.mark.browser
 
@@ -178,3 +178,26 @@ def test_resuming_a_run_that_stopped_waiting_says_why(page: Page, server: Server
     page.get_by_role("button", name="Resume run").click()
     expect(page.get_by_role("alert")).to_contain_text("cancelled")
     expect(page.locator("#run-waiting")).to_contain_text("too late")
+
+
+def test_a_run_its_caller_executes_waits_without_a_resume_form(page: Page, server: Server) -> None:
+    session = new_session(server, "alice", title="framework run")
+    with server.api("alice") as api:
+        held = created(
+            api.post(
+                f"/v1/sessions/{session['id']}/held-runs",
+                json={"goal": "Move 5", "agent": "openai-agents"},
+            )
+        )
+        suspended = api.post(
+            f"/v1/runs/{held['run']['id']}/suspend",
+            json={"kind": "approval", "prompt": "Approve the transfer?"},
+            headers={"Tether-Holder": held["holder"]},
+        )
+        assert suspended.status_code == 200, suspended.text
+    log_in(page, server, "alice")
+    page.goto(f"{server.url}/ui/runs/{held['run']['id']}")
+    expect(page.locator("#run-title .badge")).to_have_text("waiting")
+    expect(page.locator("#run-waiting .prompt")).to_have_text("Approve the transfer?")
+    expect(page.locator("#held-note")).to_contain_text("executed by its caller")
+    expect(page.locator("#resume-run")).to_have_count(0)

@@ -45,6 +45,7 @@ def problem(
     status: int,
     code: str,
     detail: str,
+    /,
     *,
     title: str | None = None,
     headers: Mapping[str, str] | None = None,
@@ -52,7 +53,8 @@ def problem(
     **extra: Any,
 ) -> Response:
     """A problem+json response; errors lists what is wrong field by field. A server error's
-    detail names no path nor URL."""
+    detail names no path nor URL. extra never replaces a member every problem has (an error's
+    ``status`` detail, say)."""
     body: dict[str, Any] = {
         "type": f"urn:tether:error:{code}",
         "title": title or HTTPStatus(status).phrase,

@@ -195,6 +195,73 @@ class RunCancel(_Request):
     reason: str = Field(default="cancelled by request", max_length=limits.MAX_TITLE)
 
 
+class ErrorInfoIn(_Request):
+    type: str = Field(min_length=1, max_length=limits.MAX_KEY)
+    message: str = Field(max_length=limits.MAX_CONTENT)
+
+
+class UsageIn(_Request):
+    input_tokens: Whole = Field(default=0, ge=0, le=2**53)
+    output_tokens: Whole = Field(default=0, ge=0, le=2**53)
+    requests: Whole = Field(default=0, ge=0, le=2**53)
+
+
+class _HeldLease(_Request):
+    #: How long the run stays held without a heartbeat, renewed by each one (default: the
+    #: server's lease); a holder that goes quiet longer leaves it to fail as worker_lost.
+    lease_seconds: float | None = Field(default=None, ge=1, le=limits.MAX_HELD_LEASE)
+
+
+class HeldRunCreate(_HeldLease):
+    """A run the caller executes itself (a framework's runner), recorded as it goes."""
+
+    goal: str = Field(min_length=1, max_length=limits.MAX_GOAL)
+    #: What executes it, as the run list shows it (e.g. openai-agents); no worker runs it.
+    agent: str = Field(min_length=1, max_length=limits.MAX_KEY)
+    input: JsonObject | None = None
+    metadata: JsonObject | None = None
+    #: A busy session: reject (409 session_busy) or interrupt its runs (it starts at once, so
+    #: it is never enqueued).
+    if_busy: Literal["reject", "interrupt"] = IfBusy.REJECT.value
+    timeout_seconds: float | None = Field(default=None, gt=0, le=limits.MAX_SECONDS)
+
+
+class HeldRunResume(_HeldLease):
+    #: What the person gave (an answer, an approval); required, null included.
+    input: Any = Field(...)
+
+
+class HeldHeartbeat(_HeldLease):
+    pass
+
+
+class HeldStepCreate(_Request):
+    """A step that ended: failed when error is given, else completed."""
+
+    kind: Literal["model_call", "tool_call", "message", "note"]
+    name: str = Field(min_length=1, max_length=limits.MAX_KEY)
+    input: Any = None
+    output: Any = None
+    error: ErrorInfoIn | None = None
+    usage: UsageIn | None = None
+
+
+class HeldSuspend(_Request):
+    """The run waits for a person: input (an answer) or approval."""
+
+    kind: Literal["input", "approval"]
+    prompt: str = Field(max_length=limits.MAX_CONTENT)
+    #: More of what the person is asked (shown with the prompt, kept in waiting_for).
+    details: JsonObject | None = None
+
+
+class HeldFinish(_Request):
+    status: Literal["completed", "failed", "cancelled", "timed_out"]
+    #: The run's output (left as it is when absent).
+    output: Any = None
+    error: ErrorInfoIn | None = None
+
+
 class MemoryPut(_Request):
     value: Any
 
@@ -349,6 +416,14 @@ class Run(BaseModel):
     lease_expires_at: datetime | None
     not_before: datetime | None
     traceparent: str | None
+
+
+class HeldRun(BaseModel):
+    run: Run
+    #: The secret every write of the run gives (header Tether-Holder) while it is held.
+    holder: str
+    #: How long the run stays held without a heartbeat.
+    lease_seconds: float
 
 
 class Message(BaseModel):

@@ -19,18 +19,21 @@ from tether.core.event import Event
 from tether.core.memory import MemoryItem
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
-from tether.core.run import Run, RunOptionFields, RunOptions
+from tether.core.run import ErrorInfo, HeldLease, IfBusy, Run, RunOptionFields, RunOptions
 from tether.core.schedule import Schedule
 from tether.core.serde import from_data, to_data
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
-from tether.core.step import Step
+from tether.core.step import Step, StepKind
+from tether.core.usage import Usage
 from tether.runtime import limits
 from tether.runtime.renames import project_arg
 from tether.store.base import UNSET, Unset
 from tether.telemetry import trace_headers
 from tether.version import __version__
 
+#: The header carrying the holder of a run its caller executes.
+HOLDER_HEADER = "Tether-Holder"
 #: The server holds a long-poll at most this long; longer waits are several polls.
 _POLL_CAP = 300.0
 
@@ -42,6 +45,11 @@ def _seg(value: str) -> str:
 def _value(value: Any) -> Any:
     """An enum as its wire value; anything else as is."""
     return getattr(value, "value", value)
+
+
+def _given(body: dict[str, Any]) -> dict[str, Any]:
+    """body without its None members (left to the server's defaults)."""
+    return {k: v for k, v in body.items() if v is not None}
 
 
 def _params(**params: Any) -> dict[str, Any]:
@@ -89,9 +97,12 @@ class AsyncClient:
         params: dict[str, Any] | None = None,
         json: Any = UNSET,
         timeout: float | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         """Send one request; the decoded JSON answer (None for 204) or tether's error."""
-        _, answer = await self.exchange(method, path, params=params, json=json, timeout=timeout)
+        _, answer = await self.exchange(
+            method, path, params=params, json=json, timeout=timeout, headers=headers
+        )
         return answer
 
     async def exchange(
@@ -102,6 +113,7 @@ class AsyncClient:
         params: dict[str, Any] | None = None,
         json: Any = UNSET,
         timeout: float | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         """Send one request; its status code and decoded JSON answer (None for 204), or
         tether's error."""
@@ -113,7 +125,7 @@ class AsyncClient:
                 json=None if json is UNSET else json,
                 content=b"" if json is UNSET and method in ("POST", "PUT", "PATCH") else None,
                 timeout=self.timeout if timeout is None else timeout,
-                headers=trace_headers(),
+                headers={**trace_headers(), **(headers or {})},
             )
         except httpx.TransportError as exc:
             raise ServerUnreachable(f"cannot reach {self.url}: {exc!r}") from exc
@@ -389,6 +401,104 @@ class AsyncClient:
 
     async def list_steps(self, run_id: str) -> list[Step]:
         return await self._everything(Step, f"/v1/runs/{_seg(run_id)}/steps")
+
+    # -- runs their caller executes ------------------------------------------------------------
+
+    async def start_held_run(
+        self,
+        session_id: str,
+        goal: str,
+        *,
+        agent: str,
+        input: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        if_busy: IfBusy | str = IfBusy.REJECT,
+        timeout_seconds: float | None = None,
+        lease_seconds: float | None = None,
+    ) -> HeldLease:
+        body = {
+            "goal": goal,
+            "agent": agent,
+            "input": input,
+            "metadata": metadata,
+            "if_busy": _value(if_busy),
+            "timeout_seconds": timeout_seconds,
+            "lease_seconds": lease_seconds,
+        }
+        path = f"/v1/sessions/{_seg(session_id)}/held-runs"
+        answer = await self.request("POST", path, json=_given(body))
+        return from_data(HeldLease, answer)
+
+    async def resume_held_run(
+        self, run_id: str, input: Any = None, *, lease_seconds: float | None = None
+    ) -> HeldLease:
+        body = _given({"lease_seconds": lease_seconds})
+        path = f"/v1/runs/{_seg(run_id)}/held-resume"
+        return from_data(HeldLease, await self.request("POST", path, json={"input": input, **body}))
+
+    async def record_held_step(
+        self,
+        run_id: str,
+        holder: str,
+        kind: StepKind | str,
+        name: str,
+        input: Any = None,
+        *,
+        output: Any = None,
+        error: ErrorInfo | None = None,
+        usage: Usage | None = None,
+    ) -> Step:
+        body = {"kind": _value(kind), "name": name, "input": input, "output": output}
+        if error is not None:
+            body["error"] = {"type": error.type, "message": error.message}
+        if usage is not None:
+            body["usage"] = {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "requests": usage.requests,
+            }
+        answer = await self._held("steps", run_id, holder, body)
+        return from_data(Step, answer)
+
+    async def renew_held_run(
+        self, run_id: str, holder: str, *, lease_seconds: float | None = None
+    ) -> Run:
+        answer = await self._held(
+            "heartbeat", run_id, holder, _given({"lease_seconds": lease_seconds})
+        )
+        return from_data(Run, answer)
+
+    async def suspend_held_run(
+        self,
+        run_id: str,
+        holder: str,
+        kind: str,
+        prompt: str,
+        details: dict[str, Any] | None = None,
+    ) -> Run:
+        body = _given({"kind": kind, "prompt": prompt, "details": details})
+        return from_data(Run, await self._held("suspend", run_id, holder, body))
+
+    async def finish_held_run(
+        self,
+        run_id: str,
+        holder: str,
+        status: RunStatus | str = RunStatus.COMPLETED,
+        *,
+        output: Any | Unset = UNSET,
+        error: ErrorInfo | None = None,
+    ) -> Run:
+        body: dict[str, Any] = {"status": _value(status)}
+        if output is not UNSET:
+            body["output"] = output
+        if error is not None:
+            body["error"] = {"type": error.type, "message": error.message}
+        return from_data(Run, await self._held("finish", run_id, holder, body))
+
+    async def _held(self, action: str, run_id: str, holder: str, body: dict[str, Any]) -> Any:
+        """POST an action of a held run, with its holder."""
+        path = f"/v1/runs/{_seg(run_id)}/{action}"
+        return await self.request("POST", path, json=body, headers={HOLDER_HEADER: holder})
 
     async def list_tool_calls(
         self,

@@ -165,6 +165,16 @@ class Run:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HeldLease:
+    """A run its caller executes, as its caller holds it: the run (running), the secret every
+    write of it must give (the holder), and how long it stays held without a heartbeat."""
+
+    run: Run
+    holder: str
+    lease_seconds: float
+
+
 class Activity(StrEnum):
     """What a session's runs are doing, as a search can filter on it."""
 

@@ -16,11 +16,12 @@ from tether.core.event import Event
 from tether.core.memory import MemoryItem
 from tether.core.message import Message, NewMessage, Role
 from tether.core.page import Page
-from tether.core.run import Run, RunOptionFields, RunOptions
+from tether.core.run import ErrorInfo, HeldLease, IfBusy, Run, RunOptionFields, RunOptions
 from tether.core.schedule import Schedule
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
-from tether.core.step import Step
+from tether.core.step import Step, StepKind
+from tether.core.usage import Usage
 from tether.store.base import UNSET, Unset
 
 
@@ -179,6 +180,61 @@ class Backend(Protocol):
     async def delete_run(self, run_id: str) -> None: ...
 
     async def list_steps(self, run_id: str) -> list[Step]: ...
+
+    # -- runs their caller executes (runtime.held_run; see Service for each contract) ----------
+
+    async def start_held_run(
+        self,
+        session_id: str,
+        goal: str,
+        *,
+        agent: str,
+        input: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        if_busy: IfBusy | str = IfBusy.REJECT,
+        timeout_seconds: float | None = None,
+        lease_seconds: float | None = None,
+    ) -> HeldLease: ...
+
+    async def resume_held_run(
+        self, run_id: str, input: Any = None, *, lease_seconds: float | None = None
+    ) -> HeldLease: ...
+
+    async def record_held_step(
+        self,
+        run_id: str,
+        holder: str,
+        kind: StepKind | str,
+        name: str,
+        input: Any = None,
+        *,
+        output: Any = None,
+        error: ErrorInfo | None = None,
+        usage: Usage | None = None,
+    ) -> Step: ...
+
+    async def renew_held_run(
+        self, run_id: str, holder: str, *, lease_seconds: float | None = None
+    ) -> Run: ...
+
+    async def suspend_held_run(
+        self,
+        run_id: str,
+        holder: str,
+        kind: str,
+        prompt: str,
+        details: dict[str, Any] | None = None,
+    ) -> Run: ...
+
+    async def finish_held_run(
+        self,
+        run_id: str,
+        holder: str,
+        status: RunStatus | str = RunStatus.COMPLETED,
+        *,
+        output: Any | Unset = UNSET,
+        error: ErrorInfo | None = None,
+    ) -> Run: ...
 
     async def list_tool_calls(
         self,

@@ -24,6 +24,9 @@ MAX_JSON = 1_000_000
 MAX_PAGE = 1000
 MAX_OFFSET = 2**62
 MAX_SECONDS = 366 * 24 * 3600
+#: The longest lease a caller executing a run itself may ask for (a dead holder's run waits
+#: this long for the reaper).
+MAX_HELD_LEASE = 3600
 #: The longest TTL a session may have (null = never expires).
 MAX_TTL = 100 * MAX_SECONDS
 #: A session's external key: any text but NUL, this many characters at most.
@@ -93,6 +96,17 @@ def seconds(name: str, value: Any) -> float | None:
         raise UsageError(f"{name} must be a positive number of seconds")
     if value > MAX_SECONDS:
         raise UsageError(f"{name} must be at most {MAX_SECONDS} seconds")
+    return float(value)
+
+
+def held_lease(value: Any, default: float) -> float:
+    """The lease of a run its caller executes: value seconds (1 to MAX_HELD_LEASE), or default."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 1:
+        raise UsageError("lease_seconds must be a number of seconds, at least 1")
+    if value > MAX_HELD_LEASE:
+        raise UsageError(f"lease_seconds must be at most {MAX_HELD_LEASE} seconds")
     return float(value)
 
 

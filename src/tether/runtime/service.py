@@ -20,7 +20,15 @@ from tether.core.ids import is_id, new_id
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
-from tether.core.run import Activity, IfBusy, Run, RunActivity, RunOptionFields, RunOptions
+from tether.core.run import (
+    Activity,
+    HeldLease,
+    IfBusy,
+    Run,
+    RunActivity,
+    RunOptionFields,
+    RunOptions,
+)
 from tether.core.session import DEFAULT_TTL_SECONDS, Session
 from tether.core.stats import RunStats
 from tether.core.status import RunStatus, SessionStatus, StepStatus
@@ -29,6 +37,7 @@ from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry, default_registry
 from tether.runtime.context_assembly import assemble_context
 from tether.runtime.executor import ModelResolver
+from tether.runtime.held_ops import HeldRunOps, holder_id, new_holder
 from tether.runtime.instruments import Instruments, installed
 from tether.runtime.renames import project_arg
 from tether.runtime.run_shapes import webhook_shape
@@ -40,9 +49,9 @@ from tether.store.changes import run_status_topic, run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 
 
-class Service(ScheduleOps):
+class Service(ScheduleOps, HeldRunOps):
     """Sessions, runs, steps, memory, tool history, context and events for one owner (and
-    schedules: runtime.schedules)."""
+    schedules: runtime.schedules; runs their caller executes: runtime.held_ops)."""
 
     def __init__(
         self,
@@ -466,13 +475,15 @@ class Service(ScheduleOps):
         options: RunOptions | None = None,
         messages: Sequence[tuple[Role | str, str, dict[str, Any] | None]] = (),
         held_by: str | None = None,
+        lease_seconds: float | None = None,
         **fields: Unpack[RunOptionFields],
     ) -> Run:
         """Accept a new run (ready) in an active session; a worker executes it. Its options are
         options, or the defaults with fields set (see RunOptions). messages (role, content,
         metadata) join the conversation with it, atomically, as its own. held_by: the caller
-        executes it (runtime.external_run), so it starts at once, leased to that worker id, and
-        its agent need not be one of this service's."""
+        executes it (start_held_run), so it starts at once, leased to that worker id for
+        lease_seconds (default: the settings'), and its agent need not be one of this
+        service's."""
         opts = RunOptions.of(options, **fields)
         agent_name = opts.agent or self.settings.default_agent
         if held_by is None:
@@ -525,7 +536,7 @@ class Service(ScheduleOps):
                 now=now,
                 messages=written,
                 held_by=held_by,
-                lease_seconds=self.settings.lease_seconds,
+                lease_seconds=lease_seconds or self.settings.lease_seconds,
                 webhook=webhook,
             )
         return created
@@ -643,18 +654,44 @@ class Service(ScheduleOps):
             run_id, owner=self.owner, now=self.clock.now(), reason=limits.reason(reason)
         )
 
-    async def resume_run(
-        self, run_id: str, input: Any = None, *, held_by: str | None = None
-    ) -> Run:
-        """Continue a waiting run with what it asked for (held_by: as in create_run)."""
+    async def resume_run(self, run_id: str, input: Any = None) -> Run:
+        """Continue a waiting run with what it asked for; a worker goes on with it (a run its
+        caller executes is resumed by resume_held_run: InvalidTransition)."""
         return await self.store.resume_run(
-            run_id,
-            owner=self.owner,
-            now=self.clock.now(),
-            input=input,
-            held_by=held_by,
-            lease_seconds=self.settings.lease_seconds,
+            run_id, owner=self.owner, now=self.clock.now(), input=input
         )
+
+    # -- runs their caller executes (runtime.held_run) -----------------------------------------
+
+    async def start_held_run(
+        self,
+        session_id: str,
+        goal: str,
+        *,
+        agent: str,
+        input: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        if_busy: IfBusy | str = IfBusy.REJECT,
+        timeout_seconds: float | None = None,
+        lease_seconds: float | None = None,
+    ) -> HeldLease:
+        """A new run of the session that its caller executes (a framework's runner): running at
+        once, leased to a new holder (the secret every write of it gives), never claimed by a
+        worker. A busy session answers by if_busy: reject (SessionBusy) or interrupt."""
+        holder = new_holder()
+        lease = limits.held_lease(lease_seconds, self.settings.lease_seconds)
+        run = await self.create_run(
+            session_id,
+            goal,
+            agent=limits.key("agent", agent) or "",
+            input=input,
+            metadata=metadata,
+            if_busy=if_busy,
+            timeout_seconds=timeout_seconds,
+            held_by=holder_id(self.owner, holder),
+            lease_seconds=lease,
+        )
+        return HeldLease(run, holder, lease)
 
     async def delete_run(self, run_id: str) -> None:
         """Remove a finished run and what it wrote."""

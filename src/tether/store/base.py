@@ -371,7 +371,8 @@ class Store(Protocol):
     ) -> Run:
         """waiting → running, unheld, so a worker picks it up (held_by: leased to that worker
         instead, as in create_run); the waiting step completes with input as its output (+
-        step.completed, run.resumed)."""
+        step.completed, run.resumed). A run whose waiting_for says ``held`` (its caller executes
+        it) is resumed held only, any other only unheld: InvalidTransition otherwise."""
 
     async def cancel_run(
         self, run_id: str, *, owner: str | None, now: datetime, reason: str
@@ -438,13 +439,14 @@ class Store(Protocol):
         *,
         run_id: str,
         worker_id: str,
-        position: int,
+        position: int | None,
         kind: StepKind,
         name: str,
         input: Any,
         now: datetime,
     ) -> Step:
-        """Open a step on a held run (+ step.started)."""
+        """Open a step on a held run (+ step.started); position None = its seq (a run its
+        caller executes replays nothing)."""
 
     async def finish_step(
         self,
@@ -466,7 +468,7 @@ class Store(Protocol):
         *,
         run_id: str,
         worker_id: str,
-        position: int,
+        position: int | None,
         kind: StepKind,
         name: str,
         input: Any,
@@ -477,7 +479,8 @@ class Store(Protocol):
         usage: Usage | None = None,
         message: tuple[Role, str, dict[str, Any]] | None = None,
     ) -> Step:
-        """Open and close a step in one write (notes, messages): one step.<status> event."""
+        """Open and close a step in one write (notes, messages): one step.<status> event;
+        position as in start_step."""
 
     async def add_model_chunk(
         self, step_id: str, *, run_id: str, worker_id: str, index: int, text: str, now: datetime

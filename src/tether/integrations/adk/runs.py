@@ -2,7 +2,7 @@
 
 Through ADK's own extension point, a plugin (``App(..., plugins=[TetherPlugin()])``) of a
 Runner whose session service is a ``TetherSessionService``. The run starts running when the
-invocation does (runtime.external_run), with the user's message as its goal; its model calls
+invocation does (runtime.held_run), with the user's message as its goal; its model calls
 (with their token usage) and tool calls (arguments and result together) are recorded as steps
 as they end. The invocation's end completes it, with the final response's text as its output;
 leaves it waiting when the invocation left interrupts unanswered (tool confirmations,
@@ -40,7 +40,7 @@ from tether.integrations._json import jsonable
 from tether.integrations.adk.interrupts import answers, interrupts, wait_request
 from tether.integrations.adk.service import TetherSessionService
 from tether.runtime import limits
-from tether.runtime.external_run import ExternalRun
+from tether.runtime.held_run import HeldRun
 from tether.runtime.service import Service
 from tether.store.base import UNSET
 
@@ -63,7 +63,7 @@ AGENT = "google-adk"
 class _Invocation:
     """One invocation's run, where it is written, and what its end needs."""
 
-    def __init__(self, invocation_id: str, service: TetherSessionService, run: ExternalRun) -> None:
+    def __init__(self, invocation_id: str, service: TetherSessionService, run: HeldRun) -> None:
         self.invocation_id = invocation_id
         self.service = service
         self.run = run
@@ -319,7 +319,7 @@ async def _begin(
     input: dict[str, Any] | None,
     metadata: dict[str, Any],
     answers: list[dict[str, Any]],
-) -> ExternalRun:
+) -> HeldRun:
     """The invocation's run: the session's run waiting for this invocation when the user's
     message answers its interrupts (resumed with the answers), else a new run, superseding
     one of the session going or waiting."""
@@ -329,8 +329,8 @@ async def _begin(
         )
         for run in waiting.data:
             if run.metadata.get("invocation_id") == metadata["invocation_id"]:
-                return await ExternalRun.resume(service, run.id, {"function_responses": answers})
-    return await ExternalRun.start(
+                return await HeldRun.resume(service, run.id, {"function_responses": answers})
+    return await HeldRun.start(
         service,
         session_id,
         goal,
@@ -341,9 +341,7 @@ async def _begin(
     )
 
 
-async def _started(
-    service: TetherSessionService, start: Coroutine[Any, Any, ExternalRun]
-) -> ExternalRun:
+async def _started(service: TetherSessionService, start: Coroutine[Any, Any, HeldRun]) -> HeldRun:
     """The run start makes, which a cancelled invocation does not leave running: cancelled
     while the run starts, the start completes and the run ends cancelled."""
     starting = asyncio.ensure_future(service._run(start))

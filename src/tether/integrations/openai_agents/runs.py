@@ -3,17 +3,17 @@
 Through the SDK's own extension point, a tracing processor (registered once, the first time a
 Runner calls a TetherSession): the Runner calls the session inside its run's trace, passing its
 context wrapper, which tells which trace is which session's run. That run starts running at
-once (runtime.external_run); the trace's spans become its steps as they end — model calls
-(with usage), tool calls (arguments and result together), handoffs and guardrail results as
-notes — and the end of the Runner call (its task span, else the trace) ends it: failed with
-the error an agent span carries; waiting when tool calls await a person's approval (the
-interruptions of human-in-the-loop); else completed. Continuing with the SDK's ``RunState``
-(same trace) resumes the waiting run; any other Runner call on the session supersedes it.
+once, held by this process (runtime.held_run: on a local database and over HTTP alike); the
+trace's spans become its steps as they end — model calls (with usage), tool calls (arguments
+and result together), handoffs and guardrail results as notes — and the end of the Runner call
+(its task span, else the trace) ends it: failed with the error an agent span carries; waiting
+when tool calls await a person's approval (the interruptions of human-in-the-loop); else
+completed. Continuing with the SDK's ``RunState`` (same trace) resumes the waiting run; any
+other Runner call on the session supersedes it.
 
 Writes go through one thread of their own, in order, so a run is recorded whatever happens to
 the loop the Runner ran on; ``flush`` waits for them. Not recorded: runs with tracing disabled
-(the conversation is still kept), and runs on a ``tether.connect`` handle (the HTTP API records
-no runs executed elsewhere).
+(the conversation is still kept).
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from tether.core.step import StepKind
 from tether.integrations.openai_agents._link import Link
 from tether.integrations.openai_agents.spans import StepRecord, span_error, span_step, usage_of
 from tether.runtime import limits
-from tether.runtime.external_run import ExternalRun
+from tether.runtime.backend import Backend
+from tether.runtime.held_run import HeldRun
 from tether.runtime.loop_thread import LoopThread
-from tether.runtime.service import Service
 from tether.store.base import UNSET
 
 log = logging.getLogger("tether.integrations.openai_agents")
@@ -70,7 +70,7 @@ class _Traced:
         #: The user's text (the run's goal) and the newest assistant text (its output).
         self.goal: str | None = None
         self.output: str | None = None
-        self.run: ExternalRun | None = None
+        self.run: HeldRun | None = None
         self.error: ErrorInfo | None = None
         #: The steps of each turn still going (written when it ends, with its usage).
         self.turns: dict[str, list[StepRecord]] = {}
@@ -97,7 +97,7 @@ class RunRecorder(TracingProcessor):
         items or not: the current trace, if any, is that session's run. The run starts with
         the items the Runner adds first (its input: the run's goal)."""
         trace = get_current_trace()
-        if trace is None or isinstance(trace, NoOpTrace) or not isinstance(link.backend, Service):
+        if trace is None or isinstance(trace, NoOpTrace):
             return
         superseded = None
         with self._lock:
@@ -180,12 +180,11 @@ class RunRecorder(TracingProcessor):
         if traced.started:
             return
         traced.started = True
-        link, service = traced.link, traced.link.backend
-        assert isinstance(service, Service)
+        link, backend = traced.link, traced.link.backend
         goal = (traced.goal or traced.name or "Agent workflow")[: limits.MAX_GOAL]
 
         async def start() -> None:
-            begin = _begin(service, traced.session_id, goal, traced.trace_id)
+            begin = _begin(backend, traced.session_id, goal, traced.trace_id)
             traced.run = await link.call(begin)
 
         self._submit(start)
@@ -259,15 +258,15 @@ class RunRecorder(TracingProcessor):
                 queue.task_done()
 
 
-async def _begin(service: Service, session_id: str, goal: str, trace_id: str) -> ExternalRun:
+async def _begin(backend: Backend, session_id: str, goal: str, trace_id: str) -> HeldRun:
     """The run of a Runner call: the session's run waiting in this trace when the SDK
     continues it from a RunState, else a new run (superseding one left waiting)."""
-    waiting = await service.list_runs(session_id, status=RunStatus.WAITING, limit=10)
+    waiting = await backend.list_runs(session_id, status=RunStatus.WAITING, limit=10)
     for run in waiting.data:
         if run.metadata.get("trace_id") == trace_id:
-            return await ExternalRun.resume(service, run.id, {"continued_by": "RunState"})
-    return await ExternalRun.start(
-        service,
+            return await HeldRun.resume(backend, run.id, {"continued_by": "RunState"})
+    return await HeldRun.start(
+        backend,
         session_id,
         goal,
         agent=AGENT,

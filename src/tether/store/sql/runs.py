@@ -409,7 +409,7 @@ class RunsPart(SessionsPart):
             if current is None:
                 raise NotFound("run", run_id)
             before = self._run(current)
-            if before.status is not RunStatus.WAITING:
+            if before.status is not RunStatus.WAITING or _held(before) != (held_by is not None):
                 raise _not_resumable(before)
             await self._touch_active(tx, before.session_id, owner=owner, now=now)
             row = await tx.one("resume_run", id=run_id, owner=owner, now=to_us(now))
@@ -564,9 +564,21 @@ class RunsPart(SessionsPart):
             )
 
 
+def _held(run: Run) -> bool:
+    """Whether a waiting run waits for a person of the caller executing it (runtime.held_run)."""
+    return bool((run.waiting_for or {}).get("held"))
+
+
 def _not_resumable(run: Run) -> InvalidTransition:
     """Why a run that is not waiting cannot be resumed, in words."""
     state = run.status.value
+    if run.status is RunStatus.WAITING:  # resumed held when a worker executes it, or not
+        why = (
+            f"run {run.id} is executed by its caller: only that caller can resume it"
+            if _held(run)
+            else f"run {run.id} is executed by a worker: it is resumed for the worker to go on"
+        )
+        return InvalidTransition("run", state, RunStatus.RUNNING.value, run.id, message=why)
     if run.is_terminal:
         why = f"run {run.id} has finished ({state}): only a waiting run can be resumed"
     else:
