@@ -20,9 +20,9 @@ def _shape(answer: httpx.Response) -> tuple[int, str, str]:
 def test_another_owners_objects_answer_404_like_missing_ones(
     alice: httpx.Client, bob: httpx.Client
 ) -> None:
-    session = new_session(alice, title="alice's", external_key="alice-key", app="shop")
+    session = new_session(alice, title="alice's", external_key="alice-key", app="owners-shop")
     sid = session["id"]
-    assert alice.put("/v1/apps/shop/memory/plan", json={"value": "gold"}).status_code == 200
+    assert alice.put("/v1/apps/owners-shop/memory/plan", json={"value": "gold"}).status_code == 200
     waiting = new_run(alice, sid, input={"wait": "go?"})
     rid = waiting["id"]
     assert wait_run(alice, rid)["status"] == "waiting"
@@ -82,12 +82,12 @@ def test_another_owners_objects_answer_404_like_missing_ones(
             "not_found",
         )
     )
-    assert bob.get("/v1/apps/shop/memory/plan").status_code == 404
-    assert bob.get("/v1/apps/shop/memory").json()["data"] == []
+    assert bob.get("/v1/apps/owners-shop/memory/plan").status_code == 404
+    assert bob.get("/v1/apps/owners-shop/memory").json()["data"] == []
     # The same key and app names are bob's own to use: nothing is shared with alice.
-    bobs = new_session(bob, external_key="alice-key", app="shop")
+    bobs = new_session(bob, external_key="alice-key", app="owners-shop")
     assert bobs["id"] != sid
-    assert bob.put("/v1/apps/shop/memory/plan", json={"value": "free"}).status_code == 200
+    assert bob.put("/v1/apps/owners-shop/memory/plan", json={"value": "free"}).status_code == 200
     assert bob.get("/v1/users/me/memory/name").status_code == 404
     assert "name" not in [i["key"] for i in bob.get("/v1/users/me/memory").json()["data"]]
 
@@ -97,7 +97,7 @@ def test_another_owners_objects_answer_404_like_missing_ones(
     assert alice.get(f"/v1/sessions/{sid}/memory/secret").json()["value"] == 42
     assert alice.get("/v1/users/me/memory/name").json()["value"] == "Alice"
     assert alice.get(f"/v1/sessions/{sid}/messages").json()["data"] == []
-    assert alice.get("/v1/apps/shop/memory/plan").json()["value"] == "gold"
+    assert alice.get("/v1/apps/owners-shop/memory/plan").json()["value"] == "gold"
     assert alice.get("/v1/sessions/by-key", params={"key": "alice-key"}).json()["id"] == sid
 
 
