@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from json.encoder import encode_basestring as _string
 from typing import Any
 
 from tether.core.event import Event, EventType
@@ -188,21 +189,19 @@ def message_from_row(row: Row, load: LoadJson) -> Message:
     return message
 
 
-def message_data(message: Message, created_at: str | None) -> dict[str, Any]:
-    """What ``serde.to_data(message)`` gives (created_at: its ISO form), built directly: a
-    batch writes one per message into its event."""
-    return {
-        "id": message.id,
-        "session_id": message.session_id,
-        "seq": message.seq,
-        "role": message.role.value,
-        "content": message.content,
-        "created_at": created_at,
-        "run_id": message.run_id,
-        "metadata": message.metadata,
-        "item": message.item,
-        "removed_at": None,
-    }
+def message_event_json(message: Message, created_at: str, metadata: str, item: str | None) -> str:
+    """The JSON text of a message.added event's data, ``{"message": serde.to_data(message)}``
+    encoded as the stores encode JSON (compact, non-ASCII kept), built from the JSON texts of
+    the message's metadata and item columns instead of encoding them again: an append writes
+    one per message."""
+    run_id = message.run_id
+    return (
+        f'{{"message":{{"id":{_string(message.id)},"session_id":{_string(message.session_id)},'
+        f'"seq":{message.seq},"role":"{message.role._value_}",'
+        f'"content":{_string(message.content)},"created_at":"{created_at}",'
+        f'"run_id":{"null" if run_id is None else _string(run_id)},"metadata":{metadata},'
+        f'"item":{"null" if item is None else item},"removed_at":null}}}}'
+    )
 
 
 def stored_scope_id(scope: MemoryScope, scope_id: str, owner: str | None) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from tether.core.clock import to_iso
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.event import Event, EventType
-from tether.core.ids import new_id
+from tether.core.ids import new_id, new_ids
 from tether.core.memory import MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
@@ -25,7 +25,7 @@ from tether.store.sql.rows import (
     event_from_row,
     join_namespace,
     memory_from_row,
-    message_data,
+    message_event_json,
     message_from_row,
     session_from_row,
     stored_scope_id,
@@ -398,7 +398,7 @@ class SessionsPart(SqlBase):
         first = touched["message_count"] - len(messages) + 1
         added = [
             Message(
-                id=new_id(),
+                id=id_,
                 session_id=session_id,
                 seq=first + n,
                 role=new.role,
@@ -407,17 +407,23 @@ class SessionsPart(SqlBase):
                 metadata=new.metadata,
                 item=new.item,
             )
-            for n, new in enumerate(messages)
+            for n, (id_, new) in enumerate(zip(new_ids(len(messages)), messages, strict=True))
         ]
-        await tx.many("insert_message", [self._message_row(m) for m in added])
+        rows = [self._message_row(m) for m in added]
+        await tx.many("insert_message", rows)
         at = to_iso(now)
-        await self._events(
+        await self._encoded_events(
             tx,
             EventType.MESSAGE_ADDED,
             owner=touched["owner"],
             now=now,
             session_id=session_id,
-            data=[{"message": message_data(m, at)} for m in added],
+            run_id=None,
+            texts=[
+                message_event_json(m, at, row["metadata"], row["item"])
+                for m, row in zip(added, rows, strict=True)
+            ],
+            told=lambda: [{"message": m} for m in added],
         )
         return added
 
@@ -460,7 +466,7 @@ class SessionsPart(SqlBase):
             "id": message.id,
             "session_id": message.session_id,
             "seq": message.seq,
-            "role": message.role.value,
+            "role": message.role._value_,
             "content": message.content,
             "run_id": message.run_id,
             "metadata": self._j(message.metadata),
@@ -469,15 +475,18 @@ class SessionsPart(SqlBase):
         }
 
     async def _insert_message(self, tx: Tx, message: Message, owner: str) -> None:
-        await tx.run("insert_message", **self._message_row(message))
-        await self._event(
+        row = self._message_row(message)
+        await tx.run("insert_message", **row)
+        at = to_iso(message.created_at)
+        await self._encoded_events(
             tx,
             EventType.MESSAGE_ADDED,
             owner=owner,
             now=message.created_at,
             session_id=message.session_id,
             run_id=message.run_id,
-            data={"message": message},
+            texts=[message_event_json(message, at, row["metadata"], row["item"])],
+            told=lambda: [{"message": message}],
         )
 
     async def list_messages(
