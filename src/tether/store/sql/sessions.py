@@ -27,6 +27,7 @@ from tether.store.sql.rows import (
     memory_from_row,
     message_event_json,
     message_from_row,
+    message_from_values,
     session_from_row,
     stored_scope_id,
     to_us,
@@ -501,8 +502,9 @@ class SessionsPart(SqlBase):
         include_removed: bool = False,
     ) -> list[Message]:
         async with self._db.read() as tx:
-            rows = await tx.all(
+            return await tx.records(
                 "messages_backward" if newest_first else "messages_forward",
+                message_from_values,
                 session_id=session_id,
                 owner=owner,
                 after_seq=after_seq or 0,
@@ -510,8 +512,6 @@ class SessionsPart(SqlBase):
                 removed=include_removed,
                 limit=limit,
             )
-        load = self._db.load_json
-        return [message_from_row(r, load) for r in rows]
 
     async def stored_messages(
         self,
@@ -553,7 +553,7 @@ class SessionsPart(SqlBase):
                 raise _NothingToRemove  # rolls the touch back: nothing changed
             row = await tx.one("remove_message", id=newest["id"], now=to_us(now))
             assert row is not None  # the session row, locked above, serialises removals
-            removed = message_from_row(row, self._db.load_json)
+            removed = message_from_row(row)
             await self._event(
                 tx,
                 EventType.MESSAGE_REMOVED,
