@@ -201,20 +201,48 @@ def message_from_values(values: Iterable[Any]) -> Message:
     """A message from the values of a row of MESSAGE_COLUMNS, in column order (its JSON
     columns decoded as both backends' load_json would)."""
     id_, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at = values
+    return new_message(
+        id_,
+        session_id,
+        seq,
+        _ROLES[role],
+        content,
+        from_us(created_at),
+        run_id,
+        {} if metadata == "{}" else _loads(metadata) or {},
+        None if item is None else _loads(item),
+        None if removed_at is None else from_us(removed_at),
+    )
+
+
+def new_message(
+    id: str,
+    session_id: str,
+    seq: int,
+    role: Role,
+    content: str,
+    created_at: datetime,
+    run_id: str | None,
+    metadata: dict[str, Any],
+    item: dict[str, Any] | None,
+    removed_at: datetime | None,
+) -> Message:
+    """``Message(...)`` (every field given, in order), made as _MessageSlots describes: for
+    the stores, which make and read messages by the thousand."""
     message: Any = _new(_MessageSlots)
-    message.id = id_
+    message.id = id
     message.session_id = session_id
     message.seq = seq
-    message.role = _ROLES[role]
+    message.role = role
     message.content = content
-    message.created_at = from_us(created_at)
+    message.created_at = created_at
     message.run_id = run_id
-    message.metadata = {} if metadata == "{}" else _loads(metadata) or {}
-    message.item = None if item is None else _loads(item)
-    message.removed_at = None if removed_at is None else from_us(removed_at)
+    message.metadata = metadata
+    message.item = item
+    message.removed_at = removed_at
     message.__class__ = Message
-    decoded: Message = message
-    return decoded
+    made: Message = message
+    return made
 
 
 def message_event_json(message: Message, created_at: str, metadata: str, item: str | None) -> str:

@@ -28,6 +28,7 @@ from tether.store.sql.rows import (
     message_event_json,
     message_from_row,
     message_from_values,
+    new_message,
     session_from_row,
     stored_scope_id,
     to_us,
@@ -356,16 +357,17 @@ class SessionsPart(SqlBase):
     ) -> Message:
         async with self._db.write() as tx:
             touched = await self._touch_active(tx, session_id, owner=owner, now=now, add_messages=1)
-            message = Message(
-                id=new_id(),
-                session_id=session_id,
-                seq=touched["message_count"],
-                role=role,
-                content=content,
-                created_at=now,
-                run_id=run_id,
-                metadata=metadata or {},
-                item=item,
+            message = new_message(
+                new_id(),
+                session_id,
+                touched["message_count"],
+                role,
+                content,
+                now,
+                run_id,
+                metadata or {},
+                item,
+                None,
             )
             await self._insert_message(tx, message, touched["owner"])
         return message
@@ -398,15 +400,17 @@ class SessionsPart(SqlBase):
         events, inside tx."""
         first = touched["message_count"] - len(messages) + 1
         added = [
-            Message(
-                id=id_,
-                session_id=session_id,
-                seq=first + n,
-                role=new.role,
-                content=new.content,
-                created_at=now,
-                metadata=new.metadata,
-                item=new.item,
+            new_message(
+                id_,
+                session_id,
+                first + n,
+                new.role,
+                new.content,
+                now,
+                None,
+                new.metadata,
+                new.item,
+                None,
             )
             for n, (id_, new) in enumerate(zip(new_ids(len(messages)), messages, strict=True))
         ]
