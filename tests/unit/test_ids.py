@@ -8,13 +8,21 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tether.core.ids import is_id, made_at, new_id
+from tether.core.ids import is_id, made_at, new_id, new_ids
 
 
 def test_ids_made_in_one_process_strictly_increase() -> None:
     ids = [new_id() for _ in range(20_000)]  # many share a millisecond: the counter orders them
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
+
+
+def test_ids_made_many_at_once_increase_with_those_made_one_by_one() -> None:
+    ids = [new_id(), *new_ids(5000), new_id(), *new_ids(1), new_id()]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert all(uuid.UUID(made).version == 7 and is_id(made) for made in ids)
+    assert new_ids(0) == []
 
 
 def test_an_id_is_a_canonical_uuid_version_7() -> None:

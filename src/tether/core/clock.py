@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
-from typing import Protocol, runtime_checkable
+from typing import Protocol, overload, runtime_checkable
 
 
 @runtime_checkable
@@ -37,6 +37,14 @@ class ManualClock:
         with self._lock:
             self._now += timedelta(seconds=seconds)
             return self._now
+
+
+@overload
+def to_iso(moment: datetime) -> str: ...
+
+
+@overload
+def to_iso(moment: datetime | None) -> str | None: ...
 
 
 def to_iso(moment: datetime | None) -> str | None:

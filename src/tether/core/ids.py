@@ -15,24 +15,38 @@ _counter = 0
 
 def new_id() -> str:
     """Return a new UUIDv7 as a string; ids made in one process are strictly increasing."""
-    global _last_ms, _counter
     entropy = int.from_bytes(os.urandom(10), "big")  # 16 bits for a new counter, 64 random
     with _lock:
+        return _next(time.time_ns() // 1_000_000, entropy)
+
+
+def new_ids(count: int) -> list[str]:
+    """count new ids (as new_id makes them, in increasing order), with one clock reading and
+    one draw of randomness for them all."""
+    entropy = os.urandom(10 * count)
+    with _lock:
         ms = time.time_ns() // 1_000_000
-        if ms <= _last_ms:
-            # Same (or earlier) millisecond: keep the timestamp, bump the 12-bit counter.
-            ms = _last_ms
-            _counter += 1
-            if _counter > 0xFFF:
-                ms += 1
-                _counter = 0
-        else:
-            _counter = (entropy >> 64) & 0x3FF
-        _last_ms = ms
-        counter = _counter
+        return [
+            _next(ms, int.from_bytes(entropy[i : i + 10], "big")) for i in range(0, 10 * count, 10)
+        ]
+
+
+def _next(ms: int, entropy: int) -> str:
+    """The id following the last one made, at ms (the caller holds _lock)."""
+    global _last_ms, _counter
+    if ms <= _last_ms:
+        # Same (or earlier) millisecond: keep the timestamp, bump the 12-bit counter.
+        ms = _last_ms
+        _counter += 1
+        if _counter > 0xFFF:
+            ms += 1
+            _counter = 0
+    else:
+        _counter = (entropy >> 64) & 0x3FF
+    _last_ms = ms
     value = (ms & 0xFFFF_FFFF_FFFF) << 80
     value |= 0x7 << 76
-    value |= counter << 64
+    value |= _counter << 64
     value |= 0b10 << 62
     value |= entropy & 0x3FFF_FFFF_FFFF_FFFF
     h = f"{value:032x}"

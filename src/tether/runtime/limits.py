@@ -37,6 +37,9 @@ MAX_BATCH = 1000
 #: How deeply a structured item may nest lists and objects.
 MAX_ITEM_DEPTH = 100
 _MESSAGE_FIELDS = frozenset({"role", "content", "metadata", "item"})
+#: Roles by value, for the role of a message given as a string (a Role is one too).
+_ROLES = {role.value: role for role in Role}
+_ROLE_TYPES = (str, Role)
 
 
 def text(name: str, value: Any, maximum: int) -> str:
@@ -243,7 +246,8 @@ def new_message(
     if role is None or role == "":
         chosen = Role.USER if checked is None else item_role(checked)
     else:
-        chosen = enum(Role, role, "role") or Role.USER
+        known = _ROLES.get(role) if type(role) in _ROLE_TYPES else None
+        chosen = known or enum(Role, role, "role") or Role.USER
     if content is None and checked is not None:
         content = item_text(checked)
     return NewMessage(
@@ -268,10 +272,10 @@ def batch(messages: Any) -> list[NewMessage]:
                 "metadata": raw.metadata,
                 "item": raw.item,
             }
-        if not isinstance(raw, Mapping):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             raise UsageError(f"messages[{index}] must be a message object")
-        unknown = set(raw) - _MESSAGE_FIELDS
-        if unknown:
+        if not _MESSAGE_FIELDS.issuperset(raw):
+            unknown = set(raw) - _MESSAGE_FIELDS
             raise UsageError(
                 f"messages[{index}] has unknown fields: {', '.join(sorted(map(str, unknown)))}"
             )

@@ -21,7 +21,7 @@ import secrets
 import select
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import psycopg
@@ -43,6 +43,7 @@ from tether.store.sql.text import NUL_REFUSED, check_json, not_unicode
 
 _PACKAGE = "tether.store.postgres"
 _QUERIES = load_queries("postgres")
+T = TypeVar("T")
 #: pg_advisory_lock(int, int) key serialising migrations across nodes (its own key space).
 _MIGRATION_LOCK = (0x7E7E, 1)
 #: tether's own URL parameters (the rest go to libpq), with their defaults.
@@ -80,6 +81,9 @@ class _Reader:
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         return await self._db.fetch(_QUERIES[query], params)
+
+    async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
+        return [decode(row.values()) for row in await self._db.fetch(_QUERIES[query], params)]
 
 
 class _Tx:
@@ -138,6 +142,9 @@ class _Tx:
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         cur = await self._execute(query, params)
         return list(await cur.fetchall())
+
+    async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
+        return [decode(row.values()) for row in await self.all(query, **params)]
 
     async def run(self, query: str, /, **params: Any) -> int:
         cur = await self._execute(query, params)

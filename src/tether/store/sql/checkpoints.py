@@ -18,7 +18,7 @@ from tether.store.checkpoint import (
     merge_ranges,
 )
 from tether.store.sql.database import ReadTx, Row
-from tether.store.sql.rows import message_from_row, to_us
+from tether.store.sql.rows import message_from_values, to_us
 from tether.store.sql.sessions import SessionsPart
 
 #: Messages read at a time when a conversation is copied.
@@ -268,8 +268,9 @@ class CheckpointsPart(SessionsPart):
             after = page[-1].seq
 
     async def _page_in(self, tx: ReadTx, session_id: str, after: int) -> list[Message]:
-        rows = await tx.all(
+        return await tx.records(
             "messages_forward",
+            message_from_values,
             session_id=session_id,
             owner=None,
             after_seq=after,
@@ -277,4 +278,3 @@ class CheckpointsPart(SessionsPart):
             removed=True,
             limit=_PAGE,
         )
-        return [message_from_row(r, self._db.load_json) for r in rows]

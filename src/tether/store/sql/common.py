@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -106,18 +107,44 @@ class SqlBase:
         """Append one event of type_ per payload in data (each already in its JSON form), in
         order, and announce them when tx commits; the observers get told (the payloads with
         their records, one per event), or else data."""
+        await self._encoded_events(
+            tx,
+            type_,
+            owner=owner,
+            now=now,
+            session_id=session_id,
+            run_id=run_id,
+            texts=[self._j(payload) for payload in data],
+            told=lambda: data if told is None else told,
+        )
+
+    async def _encoded_events(
+        self,
+        tx: Tx,
+        type_: EventType,
+        *,
+        owner: str,
+        now: datetime,
+        session_id: str | None,
+        run_id: str | None,
+        texts: list[str],
+        told: Callable[[], list[dict[str, Any]]],
+    ) -> None:
+        """_events, with each payload already encoded as the JSON text of its data column;
+        told() makes what the observers get (only called when there are observers)."""
         at = to_us(now)
+        kind = type_.value
         await tx.append_events(
             [
                 {
-                    "type": type_.value,
+                    "type": kind,
                     "owner": owner,
                     "session_id": session_id,
                     "run_id": run_id,
-                    "data": self._j(payload),
+                    "data": text,
                     "created_at": at,
                 }
-                for payload in data
+                for text in texts
             ]
         )
         topics = [f"owner:{owner}"]
@@ -132,7 +159,7 @@ class SqlBase:
                 topics.append(RUNS_TOPIC)
         tx.publish(*topics)
         if self._observers:
-            payloads = data if told is None else told
+            payloads = told()
             tx.after_commit(lambda: self._tell_all(type_, payloads))
 
     async def _touch_active(

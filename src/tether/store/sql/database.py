@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tether.store.changes import ChangeFeed
 
 Row = Mapping[str, Any]
+T = TypeVar("T")
 
 
 class ReadTx(Protocol):
@@ -19,6 +20,10 @@ class ReadTx(Protocol):
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         """Every row of a named query."""
+
+    async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
+        """Every row of a named query as decode(its values, in column order): for reads of
+        many rows, decoded as they are fetched."""
 
 
 class Tx(ReadTx, Protocol):

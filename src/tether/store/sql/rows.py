@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
+from json import loads as _loads
+from json.encoder import encode_basestring as _string
 from typing import Any
 
 from tether.core.event import Event, EventType
@@ -22,6 +24,10 @@ LoadJson = Callable[[Any], Any]
 #: Separates the labels of a user-memory namespace in its stored form.
 NAMESPACE_SEP = "\x1f"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_fromtimestamp = datetime.fromtimestamp
+#: Below this many microseconds (the year 2112), value / 1e6 is within a tenth of a
+#: microsecond of the exact time, so fromtimestamp (which rounds to the nearest) is exact.
+_FLOAT_EXACT = 2**52
 #: What an INTEGER column holds; a cursor part outside this range is forged.
 
 
@@ -32,6 +38,9 @@ def to_us(moment: datetime) -> int:
 
 
 def from_us(value: int) -> datetime:
+    """The aware datetime of epoch microseconds."""
+    if 0 <= value < _FLOAT_EXACT:
+        return _fromtimestamp(value / 1e6, UTC)  # a third cheaper than adding a timedelta
     return _EPOCH + timedelta(0, 0, value)  # positional: a third cheaper than microseconds=
 
 
@@ -151,58 +160,104 @@ _ROLES = {role.value: role for role in Role}
 MESSAGE_COLUMNS = (
     "id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at"
 )
-#: Each field's slot setter, in field order (one name per field: a field added to Message and
-#: not decoded here fails at import). Conversations are read thousands of messages at a time,
-#: and a frozen dataclass's __init__ costs several times as much as setting its slots.
-(
-    _put_id,
-    _put_session_id,
-    _put_seq,
-    _put_role,
-    _put_content,
-    _put_created_at,
-    _put_run_id,
-    _put_metadata,
-    _put_item,
-    _put_removed_at,
-) = (getattr(Message, f.name).__set__ for f in dataclasses.fields(Message))
+
+
+#: The fields message_from_values decodes, in Message's order.
+_DECODED = (
+    "id",
+    "session_id",
+    "seq",
+    "role",
+    "content",
+    "created_at",
+    "run_id",
+    "metadata",
+    "item",
+    "removed_at",
+)
+if tuple(f.name for f in dataclasses.fields(Message)) != _DECODED:
+    raise TypeError("message_from_values must decode every field of Message, in order")
+
+
+class _MessageSlots:
+    """Message's slots without its frozen __setattr__: a message is decoded into one (plain
+    attribute stores, several times cheaper than a frozen dataclass's __init__ or its slots'
+    setters, for reads of thousands of messages) and then becomes a Message by __class__
+    assignment, which Python allows between classes of the same slot layout."""
+
+    __slots__ = _DECODED
+
+
 _new = object.__new__
 
 
-def message_from_row(row: Row, load: LoadJson) -> Message:
-    """A message from a row of MESSAGE_COLUMNS, read by position (a row's values come in
-    column order from both backends: a dict's from PostgreSQL, a tuple-like's from SQLite)."""
-    columns: Any = row.values() if isinstance(row, dict) else row
-    id_, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at = columns
-    message: Message = _new(Message)
-    _put_id(message, id_)
-    _put_session_id(message, session_id)
-    _put_seq(message, seq)
-    _put_role(message, _ROLES[role])
-    _put_content(message, content)
-    _put_created_at(message, _EPOCH + timedelta(0, 0, created_at))
-    _put_run_id(message, run_id)
-    _put_metadata(message, load(metadata) or {})
-    _put_item(message, load(item))
-    _put_removed_at(message, None if removed_at is None else from_us(removed_at))
-    return message
+def message_from_row(row: Row) -> Message:
+    """A message from a row of MESSAGE_COLUMNS (a dict from PostgreSQL, a tuple-like from
+    SQLite: both give their values in column order)."""
+    return message_from_values(row.values() if isinstance(row, dict) else row)
 
 
-def message_data(message: Message, created_at: str | None) -> dict[str, Any]:
-    """What ``serde.to_data(message)`` gives (created_at: its ISO form), built directly: a
-    batch writes one per message into its event."""
-    return {
-        "id": message.id,
-        "session_id": message.session_id,
-        "seq": message.seq,
-        "role": message.role.value,
-        "content": message.content,
-        "created_at": created_at,
-        "run_id": message.run_id,
-        "metadata": message.metadata,
-        "item": message.item,
-        "removed_at": None,
-    }
+def message_from_values(values: Iterable[Any]) -> Message:
+    """A message from the values of a row of MESSAGE_COLUMNS, in column order (its JSON
+    columns decoded as both backends' load_json would)."""
+    id_, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at = values
+    return new_message(
+        id_,
+        session_id,
+        seq,
+        _ROLES[role],
+        content,
+        from_us(created_at),
+        run_id,
+        {} if metadata == "{}" else _loads(metadata) or {},
+        None if item is None else _loads(item),
+        None if removed_at is None else from_us(removed_at),
+    )
+
+
+def new_message(
+    id: str,
+    session_id: str,
+    seq: int,
+    role: Role,
+    content: str,
+    created_at: datetime,
+    run_id: str | None,
+    metadata: dict[str, Any],
+    item: dict[str, Any] | None,
+    removed_at: datetime | None,
+) -> Message:
+    """``Message(...)`` (every field given, in order), made as _MessageSlots describes: for
+    the stores, which make and read messages by the thousand."""
+    message: Any = _new(_MessageSlots)
+    message.id = id
+    message.session_id = session_id
+    message.seq = seq
+    message.role = role
+    message.content = content
+    message.created_at = created_at
+    message.run_id = run_id
+    message.metadata = metadata
+    message.item = item
+    message.removed_at = removed_at
+    message.__class__ = Message
+    made: Message = message
+    return made
+
+
+def message_event_json(message: Message, created_at: str, metadata: str, item: str | None) -> str:
+    """The JSON text of a message.added event's data, ``{"message": serde.to_data(message)}``
+    encoded as the stores encode JSON (compact, non-ASCII kept), built from the JSON texts of
+    the message's metadata and item columns instead of encoding them again: an append writes
+    one per message."""
+    run_id = message.run_id
+    return (
+        f'{{"message":{{"id":{_string(message.id)},"session_id":{_string(message.session_id)},'
+        f'"seq":{message.seq},"role":"{message.role._value_}",'
+        f'"content":{_string(message.content)},"created_at":"{created_at}",'
+        f'"run_id":{"null" if run_id is None else _string(run_id)},"metadata":{metadata},'
+        f'"item":{"null" if item is None else item},"removed_at":null}}}}'
+    )
 
 
 def stored_scope_id(scope: MemoryScope, scope_id: str, owner: str | None) -> str:

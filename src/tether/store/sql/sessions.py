@@ -9,7 +9,7 @@ from typing import Any
 from tether.core.clock import to_iso
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.event import Event, EventType
-from tether.core.ids import new_id
+from tether.core.ids import new_id, new_ids
 from tether.core.memory import MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
@@ -25,8 +25,10 @@ from tether.store.sql.rows import (
     event_from_row,
     join_namespace,
     memory_from_row,
-    message_data,
+    message_event_json,
     message_from_row,
+    message_from_values,
+    new_message,
     session_from_row,
     stored_scope_id,
     to_us,
@@ -355,16 +357,17 @@ class SessionsPart(SqlBase):
     ) -> Message:
         async with self._db.write() as tx:
             touched = await self._touch_active(tx, session_id, owner=owner, now=now, add_messages=1)
-            message = Message(
-                id=new_id(),
-                session_id=session_id,
-                seq=touched["message_count"],
-                role=role,
-                content=content,
-                created_at=now,
-                run_id=run_id,
-                metadata=metadata or {},
-                item=item,
+            message = new_message(
+                new_id(),
+                session_id,
+                touched["message_count"],
+                role,
+                content,
+                now,
+                run_id,
+                metadata or {},
+                item,
+                None,
             )
             await self._insert_message(tx, message, touched["owner"])
         return message
@@ -397,27 +400,35 @@ class SessionsPart(SqlBase):
         events, inside tx."""
         first = touched["message_count"] - len(messages) + 1
         added = [
-            Message(
-                id=new_id(),
-                session_id=session_id,
-                seq=first + n,
-                role=new.role,
-                content=new.content,
-                created_at=now,
-                metadata=new.metadata,
-                item=new.item,
+            new_message(
+                id_,
+                session_id,
+                first + n,
+                new.role,
+                new.content,
+                now,
+                None,
+                new.metadata,
+                new.item,
+                None,
             )
-            for n, new in enumerate(messages)
+            for n, (id_, new) in enumerate(zip(new_ids(len(messages)), messages, strict=True))
         ]
-        await tx.many("insert_message", [self._message_row(m) for m in added])
+        rows = [self._message_row(m) for m in added]
+        await tx.many("insert_message", rows)
         at = to_iso(now)
-        await self._events(
+        await self._encoded_events(
             tx,
             EventType.MESSAGE_ADDED,
             owner=touched["owner"],
             now=now,
             session_id=session_id,
-            data=[{"message": message_data(m, at)} for m in added],
+            run_id=None,
+            texts=[
+                message_event_json(m, at, row["metadata"], row["item"])
+                for m, row in zip(added, rows, strict=True)
+            ],
+            told=lambda: [{"message": m} for m in added],
         )
         return added
 
@@ -460,7 +471,7 @@ class SessionsPart(SqlBase):
             "id": message.id,
             "session_id": message.session_id,
             "seq": message.seq,
-            "role": message.role.value,
+            "role": message.role._value_,
             "content": message.content,
             "run_id": message.run_id,
             "metadata": self._j(message.metadata),
@@ -469,15 +480,18 @@ class SessionsPart(SqlBase):
         }
 
     async def _insert_message(self, tx: Tx, message: Message, owner: str) -> None:
-        await tx.run("insert_message", **self._message_row(message))
-        await self._event(
+        row = self._message_row(message)
+        await tx.run("insert_message", **row)
+        at = to_iso(message.created_at)
+        await self._encoded_events(
             tx,
             EventType.MESSAGE_ADDED,
             owner=owner,
             now=message.created_at,
             session_id=message.session_id,
             run_id=message.run_id,
-            data={"message": message},
+            texts=[message_event_json(message, at, row["metadata"], row["item"])],
+            told=lambda: [{"message": message}],
         )
 
     async def list_messages(
@@ -492,8 +506,9 @@ class SessionsPart(SqlBase):
         include_removed: bool = False,
     ) -> list[Message]:
         async with self._db.read() as tx:
-            rows = await tx.all(
+            return await tx.records(
                 "messages_backward" if newest_first else "messages_forward",
+                message_from_values,
                 session_id=session_id,
                 owner=owner,
                 after_seq=after_seq or 0,
@@ -501,8 +516,6 @@ class SessionsPart(SqlBase):
                 removed=include_removed,
                 limit=limit,
             )
-        load = self._db.load_json
-        return [message_from_row(r, load) for r in rows]
 
     async def stored_messages(
         self,
@@ -544,7 +557,7 @@ class SessionsPart(SqlBase):
                 raise _NothingToRemove  # rolls the touch back: nothing changed
             row = await tx.one("remove_message", id=newest["id"], now=to_us(now))
             assert row is not None  # the session row, locked above, serialises removals
-            removed = message_from_row(row, self._db.load_json)
+            removed = message_from_row(row)
             await self._event(
                 tx,
                 EventType.MESSAGE_REMOVED,

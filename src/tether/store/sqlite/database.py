@@ -69,6 +69,16 @@ class _Tx:
         )
         return rows
 
+    async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
+        sql, conn = self._statement(query, params), self._conn
+
+        def fetch() -> list[T]:
+            cursor = conn.cursor()
+            cursor.row_factory = lambda _, values: decode(values)  # (no sqlite3.Row between)
+            return cursor.execute(sql, params).fetchall()
+
+        return await self._db.call(conn, fetch, query)
+
     async def run(self, query: str, /, **params: Any) -> int:
         sql, conn = self._statement(query, params), self._conn
         count: int = await self._db.call(conn, lambda: conn.execute(sql, params).rowcount, query)

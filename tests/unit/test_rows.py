@@ -1,0 +1,77 @@
+"""store/sql/rows.py: what the stores write and read for messages, checked against serde."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pickle
+from datetime import UTC, datetime, timedelta
+from random import Random
+
+import pytest
+
+from tether.core.clock import to_iso
+from tether.core.message import Message, Role
+from tether.core.serde import to_data
+from tether.store.sql.rows import from_us, message_event_json, message_from_values
+from tether.store.sqlite.database import SqliteDatabase
+
+_AT = datetime(2026, 12, 3, 18, 30, 6, 123456, tzinfo=UTC)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Message("m1", "s1", 1, Role.USER, "hi", _AT),
+        Message(
+            "m2",
+            's"2\\',
+            12,
+            Role.TOOL,
+            'quotes " backslash \\ newline \n tab \t ü 日本 \u2028 emoji 🎉 \x01',
+            _AT,
+            run_id="r1",
+            metadata={"tool_call_id": "c1", "nested": [1, 2.5, None, True, {"é": "x"}]},
+            item={"type": "function_call_output", "output": "ok \u00e9", "n": 1e21},
+        ),
+    ],
+)
+def test_a_message_event_is_the_json_of_its_serde_form(message: Message) -> None:
+    db = SqliteDatabase(":memory:", migrate=False)
+    metadata, item = db.dump_json(message.metadata), db.dump_json(message.item)
+    assert metadata is not None
+    text = message_event_json(message, to_iso(message.created_at), metadata, item)
+    assert text == db.dump_json({"message": to_data(message)})
+    assert json.loads(text) == {"message": to_data(message)}
+    db.close_now()
+
+
+@pytest.mark.parametrize(
+    "micros",
+    [0, 1, 999_999, 1_764_786_000_123_456, 2**52 - 1, 2**52, 2**52 + 1, 253_402_300_799_999_999],
+)
+def test_a_stored_time_comes_back_to_the_microsecond(micros: int) -> None:
+    moment = from_us(micros)
+    assert moment == _EPOCH + timedelta(microseconds=micros)
+    assert moment.tzinfo is UTC
+
+
+def test_stored_times_of_this_century_and_the_next_come_back_exactly() -> None:
+    rng = Random(13)
+    for _ in range(100_000):
+        micros = rng.randrange(0, 2**52)
+        assert from_us(micros) == _EPOCH + timedelta(microseconds=micros), micros
+
+
+def test_a_decoded_message_is_a_message_like_any_other() -> None:
+    made = Message("m1", "s1", 7, Role.TOOL, "hi", _AT, "r1", {"k": [1]}, {"type": "x"}, _AT)
+    values = ("m1", "s1", 7, "tool", "hi", "r1", '{"k": [1]}', 1_796_322_606_123_456)
+    decoded = message_from_values((*values, '{"type":"x"}', 1_796_322_606_123_456))
+    assert type(decoded) is Message and decoded == made
+    assert decoded == pickle.loads(pickle.dumps(decoded))
+    assert dataclasses.replace(decoded, seq=8).seq == 8
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decoded.seq = 8  # type: ignore[misc]
+    plain = message_from_values(("m2", "s1", 8, "user", "x", None, "{}", 0, None, None))
+    assert plain == Message("m2", "s1", 8, Role.USER, "x", _EPOCH)
