@@ -16,7 +16,10 @@ process, then measures from this one:
 * messages per second: one client appending messages one after the other, then `writers`
   clients (from `writer-processes` processes) each appending to its own session;
 * the delay from an event's commit (its ``created_at``) to its arrival at an SSE client, with
-  `streams` session streams open, one message posted to each stream's session per round.
+  `streams` session streams open, one message posted to each stream's session per round;
+* CPU per operation on each side (the server's from ``/proc``, the clients' and the engine's from
+  their own processes), and the ratios two cores allow at those costs (see "The goals left
+  open" in docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -109,6 +112,12 @@ def keep_alive(url: str, minimal: str, requests: int) -> dict[str, float]:
     return {name: statistics.median(values) * 1000 for name, values in samples.items()}
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -160,8 +169,11 @@ async def runs_end_to_end(
     return total / (time.perf_counter() - started), latencies
 
 
-async def engine_runs(folder: str, total: int, concurrency: int, workers: int) -> float:
-    """runs/s of the in-process engine: the same create-and-wait workload, no HTTP."""
+async def engine_runs(
+    folder: str, total: int, concurrency: int, workers: int
+) -> tuple[float, float]:
+    """runs/s of the in-process engine (the same create-and-wait workload, no HTTP), and its
+    CPU seconds per run."""
     from tether.runtime.service import Service
     from tether.runtime.settings import RuntimeSettings
     from tether.runtime.worker import Worker
@@ -183,34 +195,37 @@ async def engine_runs(folder: str, total: int, concurrency: int, workers: int) -
             done = await service.wait_run(run.id, timeout=60)
             assert done.status.value == "completed", done
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(loop() for _ in range(concurrency)))
     rate = total / (time.perf_counter() - started)
+    cpu = (time.process_time() - cpu) / total
     await worker.stop(grace=5)
     await store.close()
-    return rate
+    return rate, cpu
 
 
-def _engine_process(folder: str, total: int, concurrency: int, workers: int) -> float:
+def _engine_process(folder: str, total: int, concurrency: int, workers: int) -> tuple[float, float]:
     return asyncio.run(engine_runs(folder, total, concurrency, workers))
 
 
-def sequential_messages(url: str, seconds: float) -> float:
-    """messages/s of one client appending one message after the other."""
+def sequential_messages(url: str, seconds: float) -> tuple[float, int, float]:
+    """messages/s of one client appending one message after the other; the messages; the
+    client's CPU seconds per message."""
     with httpx.Client(base_url=url) as client:
         session = client.post("/v1/sessions", json={"title": "writer"}).json()["id"]
         done = 0
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         while time.perf_counter() - started < seconds:
             sent = client.post(
                 f"/v1/sessions/{session}/messages", json={"role": "user", "content": "x" * 200}
             )
             sent.raise_for_status()
             done += 1
-        return done / (time.perf_counter() - started)
+        rate = done / (time.perf_counter() - started)
+        return rate, done, (time.process_time() - cpu) / done
 
 
-async def _writers(url: str, writers: int, seconds: float, start_at: float) -> int:
+async def _writers(url: str, writers: int, seconds: float, start_at: float) -> tuple[int, float]:
     limits = httpx.Limits(max_connections=writers + 4)
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
         sessions = [
@@ -219,7 +234,7 @@ async def _writers(url: str, writers: int, seconds: float, start_at: float) -> i
         ]
         await asyncio.sleep(max(0.0, start_at - time.time()))
         deadline = time.perf_counter() + seconds
-        done = 0
+        done, cpu = 0, time.process_time()
 
         async def write(session: str) -> None:
             nonlocal done
@@ -232,22 +247,26 @@ async def _writers(url: str, writers: int, seconds: float, start_at: float) -> i
                 done += 1
 
         await asyncio.gather(*(write(s) for s in sessions))
-        return done
+        return done, time.process_time() - cpu
 
 
-def _writer_process(url: str, writers: int, seconds: float, start_at: float) -> int:
+def _writer_process(url: str, writers: int, seconds: float, start_at: float) -> tuple[int, float]:
     return asyncio.run(_writers(url, writers, seconds, start_at))
 
 
-def parallel_messages(url: str, writers: int, processes: int, seconds: float) -> float:
+def parallel_messages(
+    url: str, writers: int, processes: int, seconds: float
+) -> tuple[float, int, float]:
     """messages/s of `writers` clients at once, each on its own session, spread over processes
-    (one process of httpx would measure its own CPU, not the server's)."""
+    (one process of httpx would measure its own CPU, not the server's); the messages; the
+    clients' CPU seconds per message."""
     share = [writers // processes + (i < writers % processes) for i in range(processes)]
     start_at = time.time() + 3.0  # every process has made its sessions by then
     context = multiprocessing.get_context("spawn")
     with context.Pool(processes) as pool:
-        done = pool.starmap(_writer_process, [(url, n, seconds, start_at) for n in share])
-    return sum(done) / seconds
+        results = pool.starmap(_writer_process, [(url, n, seconds, start_at) for n in share])
+    done = sum(n for n, _ in results)
+    return done / seconds, done, sum(cpu for _, cpu in results) / done
 
 
 async def sse_delays(url: str, streams: int, rounds: int) -> list[float]:
@@ -295,14 +314,18 @@ async def sse_delays(url: str, streams: int, rounds: int) -> list[float]:
 
 
 async def measure(
-    args: argparse.Namespace, url: str, pid: int, engine_rate: float
+    args: argparse.Namespace, url: str, pid: int, engine: tuple[float, float]
 ) -> list[tuple[str, str]]:
+    engine_rate, engine_cpu = engine
     limits = httpx.Limits(max_connections=args.concurrency + 8)
     rows: list[tuple[str, str]] = [("server RSS at start", f"{rss_mib(pid):.0f} MiB")]
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
         rate = await sessions_per_second(client, args.seconds, args.concurrency)
         rows.append(("sessions created / s", f"{rate:,.0f}"))
+        server_cpu, client_cpu = cpu_seconds(pid), time.process_time()
         rate, latencies = await runs_end_to_end(client, args.runs, args.concurrency)
+        server_cpu = (cpu_seconds(pid) - server_cpu) / args.runs
+        client_cpu = (time.process_time() - client_cpu) / args.runs
         rows.append((f"runs / s end to end (create + wait, {args.runs:,} runs)", f"{rate:,.0f}"))
         rows.append(
             (
@@ -311,6 +334,20 @@ async def measure(
             )
         )
         rows.append(("run latency p50 / p99 (create → completed seen)", _ms(latencies)))
+        rows.append(
+            (
+                "CPU per run: server; client (one process); in-process engine",
+                f"{server_cpu * 1000:.2f} ms; {client_cpu * 1000:.2f} ms; "
+                f"{engine_cpu * 1000:.2f} ms",
+            )
+        )
+        busiest = max(server_cpu, client_cpu, (server_cpu + client_cpu) / 2)
+        rows.append(
+            (
+                "  HTTP / engine two cores allow: engine / max(server, client, sum / 2)",
+                f"{engine_cpu / busiest:.2f}",
+            )
+        )
         rows.append((f"server RSS after {args.runs:,} runs", f"{rss_mib(pid):.0f} MiB"))
     delays = await sse_delays(url, args.streams, args.rounds)
     rows.append(
@@ -346,21 +383,29 @@ def main() -> None:
             times = keep_alive(url, minimal_url, args.requests)
             minimal.terminate()
             minimal.wait(30)
-            alone = sequential_messages(url, args.seconds)
-            together = parallel_messages(url, args.writers, args.writer_processes, args.seconds)
+            served = cpu_seconds(server.pid)
+            alone, count, client_alone = sequential_messages(url, args.seconds)
+            server_alone = (cpu_seconds(server.pid) - served) / count
+            served = cpu_seconds(server.pid)
+            together, count, client_together = parallel_messages(
+                url, args.writers, args.writer_processes, args.seconds
+            )
+            server_together = (cpu_seconds(server.pid) - served) / count
             context = multiprocessing.get_context("spawn")
             with context.Pool(1) as pool:
-                engine_rate = pool.apply(
+                engine = pool.apply(
                     _engine_process,
                     (folder, max(1, args.runs // 5), args.concurrency, args.workers),
                 )
-            rows = asyncio.run(measure(args, url, server.pid, engine_rate))
+            rows = asyncio.run(measure(args, url, server.pid, engine))
         finally:
             if minimal.poll() is None:
                 minimal.terminate()
                 minimal.wait(30)
             server.terminate()
             server.wait(30)
+    # 64 clients at most this many appends a second; one client at most 1 / its own costs.
+    bound = min(1 / server_together, 2 / (server_together + client_together))
     rows[1:1] = [
         ("keep-alive GET /healthz, median", f"{times['healthz']:.2f} ms"),
         ("keep-alive GET /v1/sessions/{id}, median", f"{times['session']:.2f} ms"),
@@ -372,6 +417,15 @@ def main() -> None:
         (
             f"messages / s, {args.writers} clients on {args.writers} sessions; x one client",
             f"{together:,.0f}; {together / alone:.2f}",
+        ),
+        (
+            f"CPU per append: server, client (one client); server, clients ({args.writers})",
+            f"{server_alone * 1000:.2f}, {client_alone * 1000:.2f} ms; "
+            f"{server_together * 1000:.2f}, {client_together * 1000:.2f} ms",
+        ),
+        (
+            "  x one client two cores allow: min(1 / server, 2 / sum) x one client's sum",
+            f"{bound * (server_alone + client_alone):.2f}",
         ),
     ]
     width = max(len(name) for name, _ in rows)

@@ -2,8 +2,12 @@
 
 uvicorn closes idle keep-alive connections (``timeout_keep_alive``) but waits forever for the
 rest of a request head (and a byte now and then resets its keep-alive timer), so a client can hold
-any number of connections open by sending half a request (slowloris). This h11 protocol gives
+any number of connections open by sending half a request (slowloris). The protocols here give
 every request head a deadline, from the connection's start or the first byte of the request.
+
+``tether serve`` parses HTTP with httptools when it is installed (the ``server`` extra brings it:
+its C parser costs a fraction of h11's pure Python per request), else with h11. Both refuse a
+request head over ``MAX_HEAD_BYTES`` with 400 (h11's own limit; httptools has none).
 """
 
 from __future__ import annotations
@@ -12,6 +16,10 @@ import asyncio
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+#: The largest request head (request line and headers) either protocol accepts: h11's own
+#: limit (uvicorn's default ``h11_max_incomplete_event_size``).
+MAX_HEAD_BYTES = 16 * 1024
 
 
 class HeadTimeoutH11(H11Protocol):
@@ -51,6 +59,14 @@ class HeadTimeoutH11(H11Protocol):
             self.transport.close()
 
 
-def with_head_timeout(seconds: float) -> type[HeadTimeoutH11]:
-    """The protocol class giving request heads seconds to arrive."""
-    return type("HeadTimeoutH11", (HeadTimeoutH11,), {"head_timeout": seconds})
+def with_head_timeout(seconds: float) -> type[asyncio.Protocol]:
+    """The protocol class giving request heads seconds to arrive: httptools' when installed,
+    else h11's."""
+    base: type[asyncio.Protocol]
+    try:
+        from tether.api.head_timeout_httptools import HeadTimeoutHttpTools
+
+        base = HeadTimeoutHttpTools
+    except ImportError:
+        base = HeadTimeoutH11
+    return type(base.__name__, (base,), {"head_timeout": seconds})
