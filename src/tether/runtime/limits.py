@@ -169,19 +169,18 @@ def json_value(value: Any) -> Any:
 
 def _shallow(value: Any) -> None:
     """UsageError when value nests lists and objects deeper than MAX_ITEM_DEPTH levels (looked
-    at without recursion, so any depth is refused in words)."""
-    pending = [(value, 0)]
-    while pending:
-        current, depth = pending.pop()
-        if isinstance(current, dict):
-            inner: Iterable[Any] = current.values()
-        elif isinstance(current, list | tuple):
-            inner = current
-        else:
-            continue
-        if depth >= MAX_ITEM_DEPTH:
-            raise UsageError(f"value nests deeper than {MAX_ITEM_DEPTH} levels")
-        pending.extend((item, depth + 1) for item in inner)
+    at level by level, without recursion, so any depth is refused in words)."""
+    level = [value] if isinstance(value, dict | list | tuple) else []
+    for _ in range(MAX_ITEM_DEPTH):
+        level = [
+            inner
+            for outer in level
+            for inner in (outer.values() if isinstance(outer, dict) else outer)
+            if isinstance(inner, dict | list | tuple)
+        ]
+        if not level:
+            return
+    raise UsageError(f"value nests deeper than {MAX_ITEM_DEPTH} levels")
 
 
 def usage(value: Usage | None) -> Usage | None:
