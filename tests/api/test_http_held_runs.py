@@ -250,3 +250,71 @@ def test_a_holder_that_stops_heartbeating_leaves_the_run_to_the_reaper(alice: ht
         409,
         "lease_lost",
     )
+
+
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_json_nested_too_deep_is_a_422_not_kept(alice: httpx.Client) -> None:
+    """A value nesting deeper than tether keeps (stored, it failed every read that rendered
+    it: the run list among them) is refused where it comes in, in words."""
+    held = _start(alice, _session(alice))
+    rid, holder = held["run"]["id"], held["holder"]
+    deep, fine = _nested(101), _nested(100)
+    for body in (
+        {"kind": "note", "name": "n", "input": deep},
+        {"kind": "note", "name": "n", "output": {"a": deep}},
+    ):
+        problem = _problem(
+            _post(alice, f"/v1/runs/{rid}/steps", holder, body), 422, "validation_error"
+        )
+        assert "deeper than 100 levels" in problem["detail"]
+    kept = _post(
+        alice, f"/v1/runs/{rid}/steps", holder, {"kind": "note", "name": "n", "input": fine}
+    )
+    assert kept.status_code == 201, kept.text
+    finish = _post(alice, f"/v1/runs/{rid}/finish", holder, {"status": "completed", "output": deep})
+    _problem(finish, 422, "validation_error")
+    waiting = _post(alice, f"/v1/runs/{rid}/suspend", holder, {"kind": "input", "prompt": "?"})
+    assert waiting.status_code == 200, waiting.text
+    resume = alice.post(f"/v1/runs/{rid}/held-resume", json={"input": deep})
+    _problem(resume, 422, "validation_error")
+    assert alice.get(f"/v1/runs/{rid}").json()["status"] == "waiting"  # nothing changed
+    sid = _session(alice)
+    run = alice.post(f"/v1/sessions/{sid}/runs", json={"goal": "g", "input": {"a": deep}})
+    _problem(run, 422, "validation_error")
+    assert alice.get("/v1/runs").status_code == 200
+
+
+def test_a_steps_usage_is_bounded_so_totals_stay_whole_numbers(alice: httpx.Client) -> None:
+    """2**53 tokens a step let 1024 steps overflow the run's and session's 64-bit totals
+    (floats on SQLite, an error on PostgreSQL)."""
+    held = _start(alice, _session(alice))
+    rid, holder = held["run"]["id"], held["holder"]
+    for field in ("input_tokens", "output_tokens", "requests"):
+        body = {"kind": "model_call", "name": "m", "usage": {field: 10**9 + 1}}
+        _problem(_post(alice, f"/v1/runs/{rid}/steps", holder, body), 422, "validation_error")
+    most = {"input_tokens": 10**9, "output_tokens": 10**9, "requests": 10**9}
+    step = _post(
+        alice, f"/v1/runs/{rid}/steps", holder, {"kind": "model_call", "name": "m", "usage": most}
+    )
+    assert step.status_code == 201, step.text
+    assert alice.get(f"/v1/runs/{rid}").json()["usage"]["total_tokens"] == 2 * 10**9
+
+
+@pytest.mark.slow
+def test_a_held_runs_timeout_ends_it_however_long_its_lease(alice: httpx.Client) -> None:
+    """timeout_seconds bounds a held run as it does a worker's (it was taken and ignored: a
+    holder heartbeating kept the run running for ever)."""
+    held = _start(alice, _session(alice), timeout_seconds=1, lease_seconds=3600)
+    rid = held["run"]["id"]
+    ended = eventually_sync(
+        lambda: (r := alice.get(f"/v1/runs/{rid}").json())["status"] == "timed_out" and r,
+        what="the reaper to time the run out",
+    )
+    assert ended["error"]["type"] == "timeout"
+    _problem(_post(alice, f"/v1/runs/{rid}/heartbeat", held["holder"]), 409, "lease_lost")

@@ -76,3 +76,36 @@ async def test_a_run_resumes_only_as_it_is_executed_held_by_its_caller_or_by_a_w
     assert (
         await store.resume_run(by_worker.id, owner=None, now=now, input="yes")
     ).worker_id is None
+
+
+async def test_a_held_runs_timeout_runs_from_when_it_is_held_created_or_resumed(
+    make: Factory, store: Store
+) -> None:
+    """Its lease outlasts its timeout: the timeout ends it (timed_out), not worker_lost."""
+    session = await make.session()
+    run, _ = await store.create_run(
+        make.run_record(session.id, timeout_seconds=60.0),
+        owner=None,
+        if_busy=IfBusy.REJECT,
+        now=make.clock.now(),
+        held_by=HOLDER,
+        lease_seconds=3600,
+    )
+    make.clock.advance(59)
+    assert await store.reap_runs(now=make.clock.now()) == []
+    make.clock.advance(2)
+    [ended] = await store.reap_runs(now=make.clock.now())
+    assert (ended.id, ended.status) == (run.id, RunStatus.TIMED_OUT)
+    other = await make.session()
+    waiting = await make.waiting(other.id, by_caller=True, timeout_seconds=60.0)
+    resumed = await store.resume_run(
+        waiting.id,
+        owner=None,
+        now=make.clock.now(),
+        input="go on",
+        held_by=HOLDER,
+        lease_seconds=3600,
+    )
+    make.clock.advance(61)
+    [timed_out] = await store.reap_runs(now=make.clock.now())
+    assert (timed_out.id, timed_out.status) == (resumed.id, RunStatus.TIMED_OUT)

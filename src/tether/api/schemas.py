@@ -201,9 +201,9 @@ class ErrorInfoIn(_Request):
 
 
 class UsageIn(_Request):
-    input_tokens: Whole = Field(default=0, ge=0, le=2**53)
-    output_tokens: Whole = Field(default=0, ge=0, le=2**53)
-    requests: Whole = Field(default=0, ge=0, le=2**53)
+    input_tokens: Whole = Field(default=0, ge=0, le=limits.MAX_STEP_USAGE)
+    output_tokens: Whole = Field(default=0, ge=0, le=limits.MAX_STEP_USAGE)
+    requests: Whole = Field(default=0, ge=0, le=limits.MAX_STEP_USAGE)
 
 
 class _HeldLease(_Request):

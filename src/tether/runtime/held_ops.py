@@ -61,7 +61,7 @@ class HeldRunOps:
             run_id,
             owner=self.owner,
             now=self.clock.now(),
-            input=input,
+            input=limits.json_value(input),
             held_by=holder_id(self.owner, holder),
             lease_seconds=lease,
         )
@@ -94,7 +94,7 @@ class HeldRunOps:
                 status=StepStatus.COMPLETED if error is None else StepStatus.FAILED,
                 output=redact.data(limits.json_value(output)),
                 error=self._redacted(error),
-                usage=usage,
+                usage=limits.usage(usage),
             )
         except LeaseLost:
             raise await self._not_held(run_id, holder) from None

@@ -12,6 +12,7 @@ from tether.core.errors import UsageError
 from tether.core.items import item_role, item_text
 from tether.core.memory import MemoryScope, MemoryWrite
 from tether.core.message import NewMessage, Role
+from tether.core.usage import Usage
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -34,8 +35,13 @@ MAX_EXTERNAL_KEY = 256
 MAX_APP = 256
 #: Messages one batch append may hold.
 MAX_BATCH = 1000
-#: How deeply a structured item may nest lists and objects.
+#: How deeply a structured item, or any JSON value tether keeps, may nest lists and objects
+#: (deeper ones would be stored, then fail every read that renders them).
 MAX_ITEM_DEPTH = 100
+#: The tokens (and model requests) one recorded step may count, each: far above any model
+#: call, and low enough that no number of steps can overflow the 64-bit totals of a run or a
+#: session (2**53 a step overflowed them in 1024 steps).
+MAX_STEP_USAGE = 10**9
 _MESSAGE_FIELDS = frozenset({"role", "content", "metadata", "item"})
 #: Roles by value, for the role of a message given as a string (a Role is one too).
 _ROLES = {role.value: role for role in Role}
@@ -152,12 +158,45 @@ def key(name: str, value: Any) -> str | None:
 
 
 def json_value(value: Any) -> Any:
+    """value, or UsageError unless it is JSON of at most MAX_JSON bytes nesting at most
+    MAX_ITEM_DEPTH levels."""
+    _shallow(value)
     try:
         text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"value is not JSON: {exc}") from exc
     if len(text) > MAX_JSON:
         raise UsageError(f"value is larger than {MAX_JSON} bytes of JSON")
+    return value
+
+
+def _shallow(value: Any) -> None:
+    """UsageError when value nests lists and objects deeper than MAX_ITEM_DEPTH levels (looked
+    at level by level, without recursion, so any depth is refused in words)."""
+    level = [value] if isinstance(value, dict | list | tuple) else []
+    for _ in range(MAX_ITEM_DEPTH):
+        level = [
+            inner
+            for outer in level
+            for inner in (outer.values() if isinstance(outer, dict) else outer)
+            if isinstance(inner, dict | list | tuple)
+        ]
+        if not level:
+            return
+    raise UsageError(f"value nests deeper than {MAX_ITEM_DEPTH} levels")
+
+
+def usage(value: Usage | None) -> Usage | None:
+    """A step's usage, or UsageError unless each count is a whole number from 0 to
+    MAX_STEP_USAGE."""
+    if value is None:
+        return None
+    for field in ("input_tokens", "output_tokens", "requests"):
+        count = getattr(value, field)
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise UsageError(f"usage.{field} must be a whole number")
+        if not 0 <= count <= MAX_STEP_USAGE:
+            raise UsageError(f"usage.{field} must be from 0 to {MAX_STEP_USAGE}")
     return value
 
 

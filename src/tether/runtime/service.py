@@ -658,7 +658,7 @@ class Service(ScheduleOps, HeldRunOps):
         """Continue a waiting run with what it asked for; a worker goes on with it (a run its
         caller executes is resumed by resume_held_run: InvalidTransition)."""
         return await self.store.resume_run(
-            run_id, owner=self.owner, now=self.clock.now(), input=input
+            run_id, owner=self.owner, now=self.clock.now(), input=limits.json_value(input)
         )
 
     # -- runs their caller executes (runtime.held_run) -----------------------------------------

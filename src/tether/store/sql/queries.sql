@@ -190,14 +190,15 @@ ORDER BY seq DESC LIMIT :limit;
 -- worker at once, so no other worker can claim it.
 UPDATE runs
 SET status = 'running', worker_id = :worker_id, lease_expires_at = :lease_expires_at,
-    started_at = COALESCE(started_at, :now), updated_at = :now
+    started_at = COALESCE(started_at, :now), updated_at = :now, deadline_at = :deadline_at
 WHERE id = :id AND status = 'ready'
 RETURNING *;
 
 -- name: hold_resumed_run
 -- A resumed run nobody holds (it is running again), taken by its creator's worker at once.
 UPDATE runs
-SET worker_id = :worker_id, lease_expires_at = :lease_expires_at, updated_at = :now
+SET worker_id = :worker_id, lease_expires_at = :lease_expires_at, updated_at = :now,
+    deadline_at = :deadline_at
 WHERE id = :id AND status = 'running' AND worker_id IS NULL
 RETURNING *;
 

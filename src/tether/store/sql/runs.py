@@ -179,12 +179,15 @@ class RunsPart(SessionsPart):
     async def _hold(
         self, tx: Tx, run: Run, worker_id: str, now: datetime, lease_seconds: float
     ) -> Run:
+        timeout = run.timeout_seconds
         row = await tx.one(
             "hold_run" if run.status is RunStatus.READY else "hold_resumed_run",
             id=run.id,
             worker_id=worker_id,
             lease_expires_at=to_us(now + timedelta(seconds=lease_seconds)),
             now=to_us(now),
+            # its timeout runs from now, as from a worker's claim
+            deadline_at=None if timeout is None else to_us(now + timedelta(seconds=timeout)),
         )
         assert row is not None
         return self._run(row)
