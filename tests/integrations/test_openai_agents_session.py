@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +192,7 @@ async def test_a_write_cancelled_while_it_waits_for_the_file_lock_still_ends(
     await session.add_items([ITEMS[0]])
     other = sqlite3.connect(path, isolation_level=None)  # another process's writer, as it were
     other.execute("BEGIN IMMEDIATE")
-    calls = {
+    calls: dict[str, Callable[[], Coroutine[Any, Any, Any]]] = {
         "add": lambda: session.add_items([ITEMS[4]]),
         "pop": session.pop_item,
         "clear": session.clear_session,
