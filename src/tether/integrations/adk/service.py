@@ -181,14 +181,7 @@ class TetherSessionService(BaseSessionService):
         if read is None:
             return None
         (state, updated), events = read
-        return Session(
-            id=sid,
-            app_name=app_name,
-            user_id=user_id,
-            state=state,
-            events=events,
-            last_update_time=updated,
-        )
+        return _session(sid, app_name, user_id, state, events, updated)
 
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
@@ -446,6 +439,22 @@ def _own_state(created: float, items: list[MemoryItem]) -> tuple[dict[str, Any],
 
 
 _timestamp = attrgetter("timestamp")
+#: A Session to copy: a copy with its fields given is built without validating them again.
+_BLANK = Session(id="", app_name="", user_id="")
+
+
+def _session(
+    sid: str,
+    app_name: str,
+    user_id: str,
+    state: dict[str, Any],
+    events: list[Event],
+    updated: float,
+) -> Session:
+    """The Session of values the service read (already what its fields take)."""
+    fields: dict[str, Any] = {"id": sid, "app_name": app_name, "user_id": user_id}
+    fields.update(state=state, events=events, last_update_time=updated)
+    return _BLANK.model_copy(update=fields)
 
 
 def _values(items: Iterable[MemoryItem]) -> dict[str, Any]:

@@ -58,7 +58,10 @@ async def stored_rows(
         items=items,
     )
     # Rows are dicts (PostgreSQL) or sqlite3.Row (SQLite), their values in column order.
-    return [tuple(r.values() if isinstance(r, dict) else r) for r in rows]
+    if rows and isinstance(rows[0], dict):
+        return [tuple(r.values()) for r in rows]
+    sqlite_rows: list[Any] = rows
+    return list(map(tuple, sqlite_rows))
 
 
 class SessionsPart(SqlBase):
