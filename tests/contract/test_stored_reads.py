@@ -95,3 +95,35 @@ async def test_layered_memory_reads_the_three_scopes_a_session_sees(
         ("session", session.id, ("adk",), "hidden", 2),
         ("user", OWNER, ("adk", "app", "u1"), "pref", "dark"),
     ]
+
+
+async def test_session_tail_is_the_stored_tail_and_the_layered_memory_in_one_read(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session()
+    await store.add_messages(
+        session_id=session.id,
+        owner=OWNER,
+        messages=[NewMessage(Role.USER, str(i), {}, {"n": i}) for i in range(5)],
+        now=clock.now(),
+        memory=[
+            MemoryWrite(MemoryScope.SESSION, session.id, "k", 1),
+            MemoryWrite(MemoryScope.APP, "app", "flag", True),
+            MemoryWrite(MemoryScope.USER, OWNER, "pref", "dark", ("adk", "app", "u1")),
+        ],
+    )
+    namespace = ("adk", "app", "u1")
+    for items in (True, False):
+        rows, memory = await store.session_tail(
+            session.id, owner=OWNER, limit=3, items=items, app="app", user_namespace=namespace
+        )
+        assert rows == await store.stored_messages(session.id, owner=OWNER, limit=3, items=items)
+        assert [r[1] for r in rows] == [5, 4, 3]
+        assert memory == await store.layered_memory(
+            session.id, owner=OWNER, app="app", user_namespace=namespace
+        )
+        assert sorted(i.key for i in memory) == ["flag", "k", "pref"]
+    rows, _ = await store.session_tail(
+        session.id, owner="bob", limit=3, items=True, app="app", user_namespace=namespace
+    )
+    assert rows == []  # another owner's conversation reads as empty

@@ -183,6 +183,30 @@ async def test_recent_events_and_after_timestamp(service: Service) -> None:
     assert await stamps(GetSessionConfig(num_recent_events=0)) == []
 
 
+@pytest.mark.slow  # a thousand appends
+async def test_a_conversation_longer_than_a_page_reads_whole_and_by_its_tail(
+    service: Service,
+) -> None:
+    adk = TetherSessionService(service)
+    session = await adk.create_session(app_name=APP, user_id="u1", state={"k": 1})
+    for i in range(1_003):
+        await adk.append_event(session, say(f"m{i}", timestamp=float(i)))
+    texts = [f"m{i}" for i in range(1_003)]
+
+    async def read(reader: TetherSessionService, config: GetSessionConfig) -> list[str]:
+        got = await reader.get_session(
+            app_name=APP, user_id="u1", session_id=session.id, config=config
+        )
+        assert got is not None and got.state == {"k": 1}
+        return [str(e.content.parts[0].text) for e in got.events if e.content and e.content.parts]
+
+    fresh = TetherSessionService(service)  # no event built yet: the tail is read again with items
+    assert await read(fresh, GetSessionConfig()) == texts
+    assert await read(adk, GetSessionConfig(num_recent_events=1_002)) == texts[1:]
+    assert await read(adk, GetSessionConfig(num_recent_events=3)) == texts[-3:]
+    assert await read(adk, GetSessionConfig(after_timestamp=1.0)) == texts[1:]
+
+
 async def test_deleted_sessions_take_no_events_and_keys_come_back(service: Service) -> None:
     adk = TetherSessionService(service)
     session = await adk.create_session(app_name=APP, user_id="u1", session_id="s")

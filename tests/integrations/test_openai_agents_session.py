@@ -5,7 +5,9 @@ session's external key, and the Runner's conversation is tether's."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +181,35 @@ async def test_a_closed_session_refuses_calls_and_closing_twice_is_fine() -> Non
     session.close()
     with pytest.raises(tether.UsageError, match="closed"):
         await session.add_items([])
+
+
+@pytest.mark.parametrize("operation", ["add", "pop", "clear"])
+async def test_a_write_cancelled_while_it_waits_for_the_file_lock_still_ends(
+    tmp_path: Path, operation: str
+) -> None:
+    path = tmp_path / "t.db"
+    session = TetherSession("waits", path)
+    await session.add_items([ITEMS[0]])
+    other = sqlite3.connect(path, isolation_level=None)  # another process's writer, as it were
+    other.execute("BEGIN IMMEDIATE")
+    calls: dict[str, Callable[[], Coroutine[Any, Any, Any]]] = {
+        "add": lambda: session.add_items([ITEMS[4]]),
+        "pop": session.pop_item,
+        "clear": session.clear_session,
+    }
+    write: asyncio.Task[Any] = asyncio.ensure_future(calls[operation]())
+    try:
+        await asyncio.sleep(0)  # one turn of the loop: the write starts and waits for the lock
+        assert not write.done()
+        write.cancel()
+        other.rollback()
+        with pytest.raises(asyncio.CancelledError):
+            await write
+    finally:
+        other.close()
+    expected = {"add": [ITEMS[0], ITEMS[4]], "pop": [], "clear": []}[operation]
+    assert await session.get_items() == expected  # written once: no retry needed, none lost
+    session.close()
 
 
 def test_threads_with_their_own_loops_share_one_conversation(tmp_path: Path) -> None:

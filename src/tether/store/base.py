@@ -570,6 +570,19 @@ class Store(Protocol):
         namespace), the app memory of app (its root namespace) and the owner's user memory in
         user_namespace exactly; each item once, by scope."""
 
+    async def session_tail(
+        self,
+        session_id: str,
+        *,
+        owner: str,
+        limit: int,
+        items: bool,
+        app: str,
+        user_namespace: tuple[str, ...],
+    ) -> tuple[list[StoredMessage], list[MemoryItem]]:
+        """What stored_messages (the newest limit messages) and layered_memory give for one
+        session of owner's app, in one read: what a framework adapter hands out for it."""
+
     async def delete_memory(
         self,
         *,

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections import OrderedDict
 from collections.abc import Coroutine, Iterable
 from operator import attrgetter
 from pathlib import Path
@@ -52,6 +51,8 @@ T = TypeVar("T")
 
 __all__ = ["TetherSessionService"]
 
+#: Messages per read of a conversation.
+_PAGE = 1000
 #: Where the adapter keeps a session's last_update_time (hidden from the session's state).
 _META = ("adk",)
 _UPDATED = "last_update_time"
@@ -103,13 +104,15 @@ class TetherSessionService(BaseSessionService):
         self._svc: Service = backend if owner is None else backend.for_owner(owner)
         #: Sessions never expire unless asked (ADK has no expiry); None = never.
         self._ttl = ttl_seconds
-        #: The tether session id of each external key seen, and its creation time (the
-        #: last_update_time of a session without events).
-        self._ids: dict[str, str] = {}
+        #: The tether session id of each ADK session seen, by (app_name, user_id, session
+        #: id): its external key, without encoding it on every call; and each one's creation
+        #: time (the last_update_time of a session without events).
+        self._ids: dict[tuple[str, str, str], str] = {}
         self._created: dict[str, float] = {}
         #: Events already built, by message id: a stored event never changes, so it is
-        #: validated once per process (reads hand out shallow copies, as ADK's light copies do).
-        self._built: OrderedDict[str, Event] = OrderedDict()
+        #: validated once per process (reads hand out shallow copies, as ADK's light copies do);
+        #: the cached_events built most recently are kept.
+        self._built: dict[str, Event] = {}
         self._cache_size = cached_events
 
     async def _run(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -153,9 +156,9 @@ class TetherSessionService(BaseSessionService):
             except BaseException:
                 await self._run(self._svc.delete_session(created.id))
                 raise
-        self._ids[external_key(app_name, user_id, sid)] = created.id
+        self._ids[app_name, user_id, sid] = created.id
         self._created[created.id] = created.created_at.timestamp()
-        merged = await self._state(created.id, app_name, user_id)
+        merged = await self._state_of(created.id, app_name, user_id)
         return Session(
             id=sid,
             app_name=app_name,
@@ -178,14 +181,7 @@ class TetherSessionService(BaseSessionService):
         if read is None:
             return None
         (state, updated), events = read
-        return Session(
-            id=sid,
-            app_name=app_name,
-            user_id=user_id,
-            state=state,
-            events=events,
-            last_update_time=updated,
-        )
+        return _session(sid, app_name, user_id, state, events, updated)
 
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
@@ -230,7 +226,7 @@ class TetherSessionService(BaseSessionService):
         sid = session_id.strip()
         found = await self._find(app_name, user_id, sid) if sid else None
         if found is not None:
-            self._ids.pop(external_key(app_name, user_id, sid), None)
+            self._ids.pop((app_name, user_id, sid), None)
             with contextlib.suppress(NotFound):
                 await self._run(self._svc.delete_session(found.id))
 
@@ -247,7 +243,7 @@ class TetherSessionService(BaseSessionService):
         deltas = _session_util.extract_json_safe_state_delta(
             event.actions.state_delta if event.actions else {}
         )
-        key = external_key(session.app_name, session.user_id, session.id)
+        key = (session.app_name, session.user_id, session.id)
         message = _message(event)
         for attempt in (1, 2):
             tid = await self._tether_id(session, key)
@@ -265,10 +261,9 @@ class TetherSessionService(BaseSessionService):
 
     async def tether_session_id(self, session: Session) -> str:
         """The id of the tether session behind an ADK session (SessionNotFoundError if none)."""
-        key = external_key(session.app_name, session.user_id, session.id)
-        return await self._tether_id(session, key)
+        return await self._tether_id(session, (session.app_name, session.user_id, session.id))
 
-    async def _tether_id(self, session: Session, key: str) -> str:
+    async def _tether_id(self, session: Session, key: tuple[str, str, str]) -> str:
         tid = self._ids.get(key)
         if tid is None:
             found = await self._find(session.app_name, session.user_id, session.id)
@@ -277,21 +272,44 @@ class TetherSessionService(BaseSessionService):
             tid = found.id
         return tid
 
-    async def _events(self, tid: str, config: GetSessionConfig) -> list[Event]:
+    async def _view(
+        self, tid: str, app_name: str, user_id: str, config: GetSessionConfig
+    ) -> tuple[tuple[dict[str, Any], float], list[Event]]:
+        """A session's state (and last_update_time) and events: the newest events and the
+        state in one read, then older events when more are asked for. NotFound when the
+        session is gone."""
         wanted = config.num_recent_events
-        if wanted == 0:
-            return []
         newest = None if config.after_timestamp else wanted
+        size = _PAGE if newest is None else min(_PAGE, newest)
         # Events built before need no item: read without items, and again with them only
         # when some event is new to this process.
-        events = self._built_events(await self._stored(tid, newest, items=False))
+        rows, memory = await self._run(
+            self._svc.store.session_tail(
+                tid,
+                owner=self._svc.owner,
+                limit=size,
+                items=False,
+                app=app_name,
+                user_namespace=_user_namespace(app_name, user_id),
+            )
+        )
+        if not rows:
+            await self._run(self._svc.get_session(tid))  # NotFound when it is gone
+        elif len(rows) == size and newest != size:
+            rows += await self._stored(tid, newest, items=False, before=rows[-1][1], taken=size)
+        rows.reverse()
+        events = self._built_events(rows)
         if events is None:
-            events = self._built_events(await self._stored(tid, newest, items=True))
+            rows = await self._stored(tid, newest, items=True)
+            rows.reverse()
+            events = self._built_events(rows)
             assert events is not None
         events.sort(key=_timestamp)  # stable: ties keep the order of appending
         if config.after_timestamp:
             events = [e for e in events if e.timestamp >= (config.after_timestamp or 0)]
-        return events[-wanted:] if wanted is not None else events
+        if wanted is not None:
+            events = events[-wanted:]
+        return self._state(tid, memory), events
 
     def _built_events(self, rows: list[StoredMessage]) -> list[Event] | None:
         """The events stored messages carry (messages that are not ADK events left out): each
@@ -299,42 +317,51 @@ class TetherSessionService(BaseSessionService):
         not built before and its item was not read. Reads share built events, as ADK's
         light-copy in-memory service does (ADK's flows copy what they change); the list and
         the state are each read's own."""
+        cache = self._built
+        try:
+            return [cache[row[0]] for row in rows]  # every one built before: the usual read
+        except KeyError:
+            pass
         # A read larger than the cache would only evict what the next read needs.
         keep = len(rows) <= self._cache_size
-        cache, events = self._built, []
+        events = []
         for mid, _, _, _, metadata, item in rows:
             event = cache.get(mid)
-            if event is not None:
-                cache.move_to_end(mid)
-            elif not _is_event(metadata):
-                continue
-            elif item is None:
-                return None
-            else:
+            if event is None:
+                if not _is_event(metadata):
+                    continue
+                if item is None:
+                    return None
                 event = Event.model_validate_json(item)
                 if keep:
                     cache[mid] = event
                     if len(cache) > self._cache_size:
-                        cache.popitem(last=False)
+                        del cache[next(iter(cache))]  # the one built longest ago
             events.append(event)
         return events
 
-    async def _stored(self, tid: str, newest: int | None, *, items: bool) -> list[StoredMessage]:
-        """The newest messages of a conversation as stored (all of them for None), oldest
-        first."""
-        taken: list[StoredMessage] = []
-        before = None
-        while newest is None or len(taken) < newest:
-            size = 1000 if newest is None else min(1000, newest - len(taken))
+    async def _stored(
+        self,
+        tid: str,
+        newest: int | None,
+        *,
+        items: bool,
+        before: int | None = None,
+        taken: int = 0,
+    ) -> list[StoredMessage]:
+        """The newest messages of a conversation as stored (all of them for None), newest
+        first; before and taken: after the taken newest, which end before that seq."""
+        found: list[StoredMessage] = []
+        while newest is None or taken + len(found) < newest:
+            size = _PAGE if newest is None else min(_PAGE, newest - taken - len(found))
             page = await self._run(
                 self._svc.stored_messages(tid, limit=size, before_seq=before, items=items)
             )
-            taken.extend(page)
+            found.extend(page)
             if len(page) < size:
                 break
             before = page[-1][1]
-        taken.reverse()
-        return taken
+        return found
 
     async def _read(
         self, app_name: str, user_id: str, sid: str, config: GetSessionConfig
@@ -344,34 +371,36 @@ class TetherSessionService(BaseSessionService):
         a deleted session's conversation raises NotFound), so its key is not looked up."""
         if not sid:
             return None
-        key = external_key(app_name, user_id, sid)
+        key = (app_name, user_id, sid)
         tid = self._ids.get(key)
         if tid is not None and config.num_recent_events != 0:
             try:
-                events = await self._events(tid, config)
+                return await self._view(tid, app_name, user_id, config)
             except NotFound:
                 self._ids.pop(key, None)  # deleted (and perhaps created again): look it up
-            else:
-                return await self._state(tid, app_name, user_id), events
         found = await self._find(app_name, user_id, sid)
         if found is None:
             return None
-        state = await self._state(found.id, app_name, user_id)
-        return state, await self._events(found.id, config)
+        if config.num_recent_events == 0:
+            return await self._state_of(found.id, app_name, user_id), []
+        return await self._view(found.id, app_name, user_id, config)
 
     # -- state ---------------------------------------------------------------------------------
 
     async def _find(self, app_name: str, user_id: str, sid: str) -> TetherSession | None:
-        key = external_key(app_name, user_id, sid)
         try:
-            found = await self._run(self._svc.get_session_by_key(key))
+            found = await self._run(
+                self._svc.get_session_by_key(external_key(app_name, user_id, sid))
+            )
         except NotFound:
             return None
-        self._ids[key] = found.id
+        self._ids[app_name, user_id, sid] = found.id
         self._created[found.id] = found.created_at.timestamp()
         return found
 
-    async def _state(self, tid: str, app_name: str, user_id: str) -> tuple[dict[str, Any], float]:
+    async def _state_of(
+        self, tid: str, app_name: str, user_id: str
+    ) -> tuple[dict[str, Any], float]:
         """The session's merged state (its own, its app's, its user's: one read) and its
         last_update_time."""
         items = await self._run(
@@ -382,6 +411,10 @@ class TetherSessionService(BaseSessionService):
                 user_namespace=_user_namespace(app_name, user_id),
             )
         )
+        return self._state(tid, items)
+
+    def _state(self, tid: str, items: list[MemoryItem]) -> tuple[dict[str, Any], float]:
+        """The merged state and last_update_time the memory a session sees makes."""
         app = _values(i for i in items if i.scope is MemoryScope.APP)
         user = _values(i for i in items if i.scope is MemoryScope.USER)
         own = [i for i in items if i.scope is MemoryScope.SESSION]
@@ -406,6 +439,22 @@ def _own_state(created: float, items: list[MemoryItem]) -> tuple[dict[str, Any],
 
 
 _timestamp = attrgetter("timestamp")
+#: A Session to copy: a copy with its fields given is built without validating them again.
+_BLANK = Session(id="", app_name="", user_id="")
+
+
+def _session(
+    sid: str,
+    app_name: str,
+    user_id: str,
+    state: dict[str, Any],
+    events: list[Event],
+    updated: float,
+) -> Session:
+    """The Session of values the service read (already what its fields take)."""
+    fields: dict[str, Any] = {"id": sid, "app_name": app_name, "user_id": user_id}
+    fields.update(state=state, events=events, last_update_time=updated)
+    return _BLANK.model_copy(update=fields)
 
 
 def _values(items: Iterable[MemoryItem]) -> dict[str, Any]:

@@ -10,7 +10,6 @@ with the session is recorded as a run of it (see runs).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -25,6 +24,7 @@ from tether.core.errors import NotFound, UsageError
 from tether.core.message import Message, Role, StoredMessage
 from tether.integrations.openai_agents import runs
 from tether.integrations.openai_agents._link import Db, link
+from tether.integrations.openai_agents._settle import settled
 from tether.runtime import limits
 from tether.runtime.service import Service
 
@@ -242,20 +242,3 @@ def made_item(role: Role, content: str, metadata: dict[str, Any]) -> TResponseIn
         return cast("TResponseInputItem", made)
     said = "user" if role is Role.TOOL else role.value
     return cast("TResponseInputItem", {"role": said, "content": content})
-
-
-async def settled(write: Awaitable[T]) -> T:
-    """Await a write to its outcome even if the caller is cancelled meanwhile (the cancellation
-    is raised after it): a write is never left with an unknown outcome."""
-    task = asyncio.ensure_future(write)
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        while not task.done():
-            try:
-                await asyncio.wait({task})
-            except asyncio.CancelledError:
-                continue
-        if not task.cancelled():
-            task.exception()  # retrieved: the caller's cancellation is what it sees
-        raise

@@ -9,10 +9,11 @@ from typing import Any
 from tether.core.errors import Conflict, NotFound, UsageError
 from tether.core.event import EventType
 from tether.core.memory import MemoryItem, MemoryScope
+from tether.core.message import StoredMessage
 from tether.core.run import Run
 from tether.core.status import RUN_TERMINAL, RunStatus
 from tether.store.sql.common import SqlBase
-from tether.store.sql.database import Tx
+from tether.store.sql.database import ReadTx, Row, Tx
 from tether.store.sql.rows import (
     join_namespace,
     memory_from_row,
@@ -20,6 +21,7 @@ from tether.store.sql.rows import (
     stored_scope_id,
     to_us,
 )
+from tether.store.sql.sessions import stored_rows
 
 
 class MemoryPart(SqlBase):
@@ -185,14 +187,35 @@ class MemoryPart(SqlBase):
         self, session_id: str, *, owner: str, app: str, user_namespace: tuple[str, ...]
     ) -> list[MemoryItem]:
         async with self._db.read() as tx:
-            rows = await tx.all(
-                "layered_memory",
-                session_id=session_id,
-                app=stored_scope_id(MemoryScope.APP, app, owner),
-                owner=owner,
-                namespace=join_namespace(user_namespace),
-            )
+            rows = await self._layered(tx, session_id, owner, app, user_namespace)
         return [self._item(r) for r in rows]
+
+    async def session_tail(
+        self,
+        session_id: str,
+        *,
+        owner: str,
+        limit: int,
+        items: bool,
+        app: str,
+        user_namespace: tuple[str, ...],
+    ) -> tuple[list[StoredMessage], list[MemoryItem]]:
+        async with self._db.read() as tx:
+            messages = await stored_rows(tx, session_id, owner, limit, None, items)
+            rows = await self._layered(tx, session_id, owner, app, user_namespace)
+        return messages, [self._item(r) for r in rows]
+
+    @staticmethod
+    async def _layered(
+        tx: ReadTx, session_id: str, owner: str, app: str, user_namespace: tuple[str, ...]
+    ) -> list[Row]:
+        return await tx.all(
+            "layered_memory",
+            session_id=session_id,
+            app=stored_scope_id(MemoryScope.APP, app, owner),
+            owner=owner,
+            namespace=join_namespace(user_namespace),
+        )
 
     async def delete_memory(
         self,

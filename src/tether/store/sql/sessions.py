@@ -20,7 +20,7 @@ from tether.store.base import UNSET, SessionSort, Unset
 from tether.store.changes import session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.common import SqlBase
-from tether.store.sql.database import Row, Tx
+from tether.store.sql.database import ReadTx, Row, Tx
 from tether.store.sql.rows import (
     event_from_row,
     join_namespace,
@@ -45,6 +45,25 @@ def like_pattern(text: str) -> str:
     """text as a LIKE pattern matching it anywhere (its wildcards escaped)."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+async def stored_rows(
+    tx: ReadTx, session_id: str, owner: str | None, limit: int, before_seq: int | None, items: bool
+) -> list[StoredMessage]:
+    """store.stored_messages, inside tx."""
+    rows = await tx.all(
+        "stored_messages",
+        session_id=session_id,
+        owner=owner,
+        before_seq=_MAX_SEQ if before_seq is None else before_seq,
+        limit=limit,
+        items=items,
+    )
+    # Rows are dicts (PostgreSQL) or sqlite3.Row (SQLite), their values in column order.
+    if rows and isinstance(rows[0], dict):
+        return [tuple(r.values()) for r in rows]
+    sqlite_rows: list[Any] = rows
+    return list(map(tuple, sqlite_rows))
 
 
 class SessionsPart(SqlBase):
@@ -527,16 +546,7 @@ class SessionsPart(SqlBase):
         items: bool = True,
     ) -> list[StoredMessage]:
         async with self._db.read() as tx:
-            rows = await tx.all(
-                "stored_messages",
-                session_id=session_id,
-                owner=owner,
-                before_seq=_MAX_SEQ if before_seq is None else before_seq,
-                limit=limit,
-                items=items,
-            )
-        # Rows are dicts (PostgreSQL) or sqlite3.Row (SQLite), their values in column order.
-        return [tuple(r.values() if isinstance(r, dict) else r) for r in rows]
+            return await stored_rows(tx, session_id, owner, limit, before_seq, items)
 
     async def pop_message(
         self, session_id: str, *, owner: str | None, now: datetime
