@@ -95,6 +95,11 @@ async def test_layered_memory_reads_the_three_scopes_a_session_sees(
         ("session", session.id, ("adk",), "hidden", 2),
         ("user", OWNER, ("adk", "app", "u1"), "pref", "dark"),
     ]
+    theirs = await store.layered_memory(
+        session.id, owner="bob", app="app", user_namespace=("adk", "app", "u1")
+    )
+    # bob sees his own app and user memory, never the session memory of OWNER's session
+    assert [(i.scope.value, i.key, i.value) for i in theirs] == [("app", "flag", False)]
 
 
 async def test_session_tail_is_the_stored_tail_and_the_layered_memory_in_one_read(

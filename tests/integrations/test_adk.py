@@ -364,3 +364,13 @@ async def test_a_session_deleted_and_created_again_elsewhere_reads_anew(service:
     await writer.create_session(app_name=APP, user_id="u1", session_id="s1", state={"k": 1})
     fresh = await reader.get_session(app_name=APP, user_id="u1", session_id="s1")
     assert fresh is not None and fresh.events == [] and fresh.state == {"k": 1}
+
+
+def test_a_handle_that_is_not_one_is_a_clear_error(tmp_path: Path) -> None:
+    pending = tether.open_async(tmp_path / "t.db")  # forgot the await
+    try:
+        with pytest.raises(UsageError, match="not awaited"):
+            TetherSessionService(pending)  # type: ignore[arg-type]
+    finally:
+        pending.close()
+    assert not any(tmp_path.iterdir())  # no file named after the object

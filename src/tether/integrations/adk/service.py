@@ -95,6 +95,11 @@ class TetherSessionService(BaseSessionService):
                 self._loop = None if backend.store.any_loop else db._loop.loop
         elif isinstance(db, Service):
             backend = db
+        elif not isinstance(db, str | Path):
+            raise UsageError(
+                "TetherSessionService takes a path, a database URL or an open tether handle,"
+                f" not {type(db).__name__} (an open_async() that was not awaited?)"
+            )
         else:
             from tether.store.factory import open_store
 

@@ -903,7 +903,9 @@ LIMIT :limit;
 
 -- name: layered_memory
 -- What a session sees: its own memory, its app's (root namespace), its owner's in one namespace.
+-- Another owner's session has no memory here (as its conversation reads as empty).
 SELECT * FROM memory WHERE scope = 'session' AND scope_id = :session_id
+  AND EXISTS (SELECT 1 FROM sessions WHERE id = :session_id AND owner = :owner)
 UNION ALL
 SELECT * FROM memory WHERE scope = 'app' AND scope_id = :app AND namespace = ''
 UNION ALL
