@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import psycopg
 from psycopg import AsyncCursor
 from psycopg import errors as pg_errors
-from psycopg.pq import TransactionStatus
+from psycopg.pq import ExecStatus, TransactionStatus
 from psycopg.rows import dict_row
 from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -81,6 +81,10 @@ class _Reader:
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         return await self._db.fetch(_QUERIES[query], params)
 
+    async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
+        """The reads in one round trip, on one connection (each its own snapshot)."""
+        return await self._db.fetch_many([(_QUERIES[query], params) for query, params in calls])
+
 
 class _Tx:
     """One write transaction on one connection. BEGIN goes out with the transaction's first
@@ -98,21 +102,19 @@ class _Tx:
     async def _execute(self, query: str, params: dict[str, Any]) -> AsyncCursor[Row]:
         if self.conn is not None:
             return await self.conn.execute(_QUERIES[query], params)
-        cur = await self._begin(_QUERIES[query], params)
-        assert cur is not None
+        (cur,) = await self._begin([(_QUERIES[query], params)])
         return cur
 
-    async def _begin(self, sql: str | None, params: dict[str, Any]) -> AsyncCursor[Row] | None:
-        """BEGIN on a pooled connection, pipelined with the first statement (sql) if any. A
+    async def _begin(self, statements: list[tuple[str, dict[str, Any]]]) -> list[AsyncCursor[Row]]:
+        """BEGIN on a pooled connection, pipelined with the first statements if any. A
         connection with something to read while idle (the server closed it) sends BEGIN alone:
         a dead one is replaced, while a statement in flight when its connection dies fails."""
         for attempt in range(self._db.max_size + 1):
             conn = self.conn = await self._db.getconn(self._pool)
-            if sql is not None and _quiet(conn):
+            if statements and _quiet(conn):
                 async with conn.pipeline():
                     await conn.execute("BEGIN")
-                    cur = await conn.execute(sql, params)
-                return cur
+                    return [await conn.execute(sql, params) for sql, params in statements]
             try:
                 await conn.execute("BEGIN")
             except psycopg.Error:
@@ -121,19 +123,19 @@ class _Tx:
                 if not (conn.broken and attempt < self._db.max_size):
                     raise
                 continue
-            return None if sql is None else await conn.execute(sql, params)
+            return await _pipelined(conn, statements)
         raise AssertionError("unreachable")
 
     async def _begun(self) -> AsyncConn:
         """The transaction's connection, BEGIN sent on its own if no statement was yet."""
         if self.conn is None:
-            await self._begin(None, {})
+            await self._begin([])
         assert self.conn is not None
         return self.conn
 
     async def one(self, query: str, /, **params: Any) -> Row | None:
         cur = await self._execute(query, params)
-        return await cur.fetchone() if cur.description else None
+        return await cur.fetchone() if _has_rows(cur) else None
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         cur = await self._execute(query, params)
@@ -142,6 +144,15 @@ class _Tx:
     async def run(self, query: str, /, **params: Any) -> int:
         cur = await self._execute(query, params)
         return cur.rowcount
+
+    async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
+        """The statements in one round trip (with BEGIN, if they are the first)."""
+        statements = [(_QUERIES[query], params) for query, params in calls]
+        if self.conn is None:
+            cursors = await self._begin(statements)
+        else:
+            cursors = await _pipelined(self.conn, statements)
+        return [list(await cur.fetchall()) if _has_rows(cur) else [] for cur in cursors]
 
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
         async with (await self._begun()).cursor() as cur:
@@ -274,12 +285,25 @@ class PostgresDatabase:
 
     async def fetch(self, sql: str, params: dict[str, Any]) -> list[Row]:
         """Run a read statement; retried on another connection when its connection was dead."""
+        (rows,) = await self.fetch_many([(sql, params)])
+        return rows
+
+    async def write_one(self, query: str, /, **params: Any) -> Row | None:
+        """One write statement, committed on its own (autocommit: no BEGIN, no COMMIT); run
+        again on another connection when its connection was dead, so it must be idempotent."""
+        rows = await self.fetch_many([(_QUERIES[query], params)])
+        return rows[0][0] if rows[0] else None
+
+    async def fetch_many(self, statements: list[tuple[str, dict[str, Any]]]) -> list[list[Row]]:
+        """Run statements in one round trip (one implicit transaction, each statement its own
+        snapshot); every one's rows. Retried on another connection when its connection was
+        dead."""
         pool = await self._open()
         for attempt in range(self.max_size + 1):
             conn = await self.getconn(pool)
             try:
-                cur = await conn.execute(sql, params)
-                return list(await cur.fetchall())
+                cursors = await _pipelined(conn, statements)
+                return [list(await cur.fetchall()) if _has_rows(cur) else [] for cur in cursors]
             except UnicodeEncodeError as exc:
                 raise not_unicode(exc) from exc
             except psycopg.Error as exc:
@@ -370,6 +394,23 @@ async def _abandon(conn: AsyncConn) -> None:
     except BaseException:
         await conn.close()
         raise
+
+
+async def _pipelined(
+    conn: AsyncConn, statements: list[tuple[str, dict[str, Any]]]
+) -> list[AsyncCursor[Row]]:
+    """Send statements in one round trip (a single one goes without a pipeline)."""
+    if len(statements) == 1:
+        sql, params = statements[0]
+        return [await conn.execute(sql, params)]
+    async with conn.pipeline():
+        return [await conn.execute(sql, params) for sql, params in statements]
+
+
+def _has_rows(cur: AsyncCursor[Row]) -> bool:
+    """Whether the statement returned rows (without building cur.description)."""
+    result = cur.pgresult
+    return result is not None and result.status == ExecStatus.TUPLES_OK
 
 
 def _quiet(conn: AsyncConn) -> bool:

@@ -20,6 +20,10 @@ class ReadTx(Protocol):
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         """Every row of a named query."""
 
+    async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
+        """Several named queries (name, parameters), in order: the rows of each. PostgreSQL
+        sends them in one round trip, so none may depend on another's result."""
+
 
 class Tx(ReadTx, Protocol):
     """One open write transaction."""
@@ -60,6 +64,11 @@ class Database(Protocol):
 
     def read(self) -> AbstractAsyncContextManager[ReadTx]:
         """Reads that see committed data (each statement, at least, a consistent snapshot)."""
+
+    async def write_one(self, query: str, /, **params: Any) -> Row | None:
+        """A write of one statement that is a transaction of its own (no events, nothing
+        published): its first row. It may run twice (a connection lost under it), so it must
+        be idempotent."""
 
     def dump_json(self, value: Any) -> Any:
         """The parameter that stores value in a JSON column."""

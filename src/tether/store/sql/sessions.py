@@ -469,7 +469,7 @@ class SessionsPart(SqlBase):
         }
 
     async def _insert_message(self, tx: Tx, message: Message, owner: str) -> None:
-        await tx.run("insert_message", **self._message_row(message))
+        await tx.later("insert_message", **self._message_row(message))
         await self._event(
             tx,
             EventType.MESSAGE_ADDED,
