@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import re
 import secrets
 import select
 from collections.abc import AsyncIterator, Callable
@@ -53,6 +54,11 @@ _POOL_OPTIONS = {"pool_min_size": 1, "pool_max_size": 10, "pool_timeout": 10.0}
 #: unique violation (e.g. two claims into one session, refused by the one-active-run index).
 _RACES = frozenset({"40001", "40P01", "23505"})
 _EVENT_COLUMNS = ("type", "owner", "session_id", "run_id", "data", "created_at")
+#: Statements left for later that go into the commit's statement at most (the ones before
+#: them go on their own, in the same round trip): a few statement texts, few parameters.
+_MAX_WITH = 4
+#: A %(name)s (or %(name)b) parameter of a statement.
+_PLACEHOLDER = re.compile(r"%\((\w+)\)([sb])")
 
 AsyncConn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -153,16 +159,20 @@ class _Tx:
         if self.conn is None and not (self._later or self._events or self.topics):
             return  # nothing was written
         conn = await self._begun()
-        for sql, params in self._later:
-            await conn.execute(sql, params)
         payloads = notify_payloads(source, self.topics) if self.topics else []
         if self._events:
             keys = {lock_key(e["session_id"] or f"owner:{e['owner']}") for e in self._events}
             params = {c: [e[c] for e in self._events] for c in _EVENT_COLUMNS}
             params.update(keys=sorted(keys), payloads=payloads)
-            await conn.execute(_QUERIES["append_events"], params)
+            last = _QUERIES["append_events"]
         elif payloads:
-            await conn.execute(_QUERIES["notify"], {"payloads": payloads})
+            last, params = _QUERIES["notify"], {"payloads": payloads}
+        else:
+            last, params = "SELECT 1", {}
+        cut = max(0, len(self._later) - _MAX_WITH)
+        for sql, values in self._later[:cut]:
+            await conn.execute(sql, values)
+        await conn.execute(*_with_later(self._later[cut:], last, params))
         pipeline, self._pipeline = self._pipeline, None
         assert pipeline is not None
         try:
@@ -411,6 +421,21 @@ async def _pipelined(
         return [await conn.execute(sql, params)]
     async with conn.pipeline():
         return [await conn.execute(sql, params) for sql, params in statements]
+
+
+def _with_later(
+    later: list[tuple[str, dict[str, Any]]], last: str, params: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """One statement: the statements left for later as data-modifying WITH clauses of the last
+    (each runs once, to completion, in the last one's snapshot; their parameters renamed
+    l<n>_name so none collide)."""
+    clauses = []
+    params = dict(params)
+    for n, (sql, values) in enumerate(later):
+        renamed = _PLACEHOLDER.sub(f"%(l{n}_" + r"\1)\2", sql)
+        clauses.append(f"l{n} AS ({renamed})")
+        params.update({f"l{n}_{name}": value for name, value in values.items()})
+    return (f"WITH {', '.join(clauses)}\n{last}" if clauses else last), params
 
 
 async def _rows(cur: AsyncCursor[Row]) -> list[Row]:

@@ -35,8 +35,9 @@ class Tx(ReadTx, Protocol):
         """Execute a named query once per parameter set (bulk copies)."""
 
     async def later(self, query: str, /, **params: Any) -> None:
-        """Execute a named query whose outcome nothing waits for, in order with this
-        transaction's other writes: at once, or with the commit (in its round trip)."""
+        """Execute a named query whose outcome nothing waits for: at once, or with the commit
+        (PostgreSQL: inside its statement, so statements left for later must not depend on one
+        another's writes)."""
 
     async def append_events(self, events: list[dict[str, Any]], /) -> None:
         """Append events (each: type, owner, session_id, run_id, data, created_at), in order.
