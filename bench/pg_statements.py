@@ -7,7 +7,9 @@ A database ``tether_statements_<pid>`` is made (and dropped at the end); a submi
 ``application_name``), run in this process. After 5 warm-up runs, ``--runs`` runs are made in
 one session one after the other, each waited for (``wait_run``). Every ``execute`` and
 ``executemany`` of psycopg is counted as a statement; a round trip is a statement sent outside
-a pipeline, or one pipeline. Counts, not times: they do not depend on the machine's load.
+a pipeline, one pipeline (its Sync), or a wait inside a pipeline for results not yet read (a
+write transaction is one pipeline that reads its statements' rows as it goes). Counts, not
+times: they do not depend on the machine's load.
 ``-v`` lists the statements by text.
 """
 
@@ -36,10 +38,11 @@ trips: Counter[str] = Counter()
 texts: Counter[tuple[str, str]] = Counter()
 pipelined: set[int] = set()
 counting = False
-_execute, _executemany, _pipeline = (
+_execute, _executemany, _pipeline, _fetch = (
     AsyncCursor.execute,
     AsyncCursor.executemany,
     AsyncConnection.pipeline,
+    AsyncCursor._fetch_pipeline,
 )
 
 
@@ -62,6 +65,12 @@ async def _counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
 async def _counted_many(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
     _count(self._conn, query)
     return await _executemany(self, query, *args, **kwargs)
+
+
+async def _counted_fetch(self: Any) -> None:
+    if counting and self._conn._pipeline and not self.pgresult:  # waits for the server
+        trips[str(self._conn.info.parameter_status("application_name"))] += 1
+    await _fetch(self)
 
 
 @contextlib.asynccontextmanager
@@ -114,6 +123,7 @@ def main() -> None:
     AsyncCursor.execute = _counted
     AsyncCursor.executemany = _counted_many
     AsyncConnection.pipeline = _counted_pipeline
+    AsyncCursor._fetch_pipeline = _counted_fetch  # type: ignore[method-assign]
     try:
         asyncio.run(measure(url, args.runs))
     finally:

@@ -226,5 +226,7 @@ async def _newest_messages(
             if not budget.take(unit):
                 return list(reversed(kept)), True
             kept.extend(unit)
+        if len(page) < _MESSAGE_PAGE:  # the oldest message was on this page
+            return list(reversed(kept)), False
         before = page[-1].seq
     return list(reversed(kept)), True

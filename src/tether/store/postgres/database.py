@@ -1,7 +1,9 @@
 """PostgreSQL connection handling: a psycopg 3 async pool, named queries, NOTIFY, migrations.
 
-Connections are autocommit; a write transaction is an explicit BEGIN … COMMIT on one pooled
-connection. Its events are appended last, just before COMMIT, after taking a transaction-level
+Connections are autocommit; a write transaction is a pipeline on one pooled connection, whose
+statements up to its Sync are one implicit transaction (no BEGIN, no COMMIT: the Sync commits;
+a failure sends ROLLBACK before it). Its events are appended last, just before the Sync, after
+taking a transaction-level
 advisory lock per session (keys sorted, so two writers never wait on each other in a cycle):
 event ids of a session are therefore allocated, and committed, in lock order. Its change topics
 are sent with pg_notify in the same transaction, so other nodes hear of them at commit.
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import re
 import secrets
 import select
 from collections.abc import AsyncIterator, Callable
@@ -27,7 +30,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import psycopg
 from psycopg import AsyncCursor
 from psycopg import errors as pg_errors
-from psycopg.pq import TransactionStatus
+from psycopg.pq import ExecStatus
 from psycopg.rows import dict_row
 from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
@@ -52,6 +55,11 @@ _POOL_OPTIONS = {"pool_min_size": 1, "pool_max_size": 10, "pool_timeout": 10.0}
 #: unique violation (e.g. two claims into one session, refused by the one-active-run index).
 _RACES = frozenset({"40001", "40P01", "23505"})
 _EVENT_COLUMNS = ("type", "owner", "session_id", "run_id", "data", "created_at")
+#: Statements left for later that go into the commit's statement at most (the ones before
+#: them go on their own, in the same round trip): a few statement texts, few parameters.
+_MAX_WITH = 4
+#: A %(name)s (or %(name)b) parameter of a statement.
+_PLACEHOLDER = re.compile(r"%\((\w+)\)([sb])")
 
 AsyncConn = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -85,10 +93,15 @@ class _Reader:
     async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
         return [decode(row.values()) for row in await self._db.fetch(_QUERIES[query], params)]
 
+    async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
+        """The reads in one round trip, on one connection (each its own snapshot)."""
+        return await self._db.fetch_many([(_QUERIES[query], params) for query, params in calls])
+
 
 class _Tx:
-    """One write transaction on one connection. BEGIN goes out with the transaction's first
-    statement, in one round trip."""
+    """One write transaction on one connection: a pipeline of the autocommit connection, whose
+    statements up to its Sync are one implicit transaction that the Sync commits (no BEGIN, no
+    COMMIT). Results are read with flush requests, which leave the transaction open."""
 
     def __init__(self, db: PostgresDatabase, pool: AsyncConnectionPool[AsyncConn]) -> None:
         self._db = db
@@ -98,57 +111,38 @@ class _Tx:
         self.committed: list[Callable[[], None]] = []
         self._events: list[dict[str, Any]] = []
         self._later: list[tuple[str, dict[str, Any]]] = []
-
-    async def _execute(self, query: str, params: dict[str, Any]) -> AsyncCursor[Row]:
-        if self.conn is not None:
-            return await self.conn.execute(_QUERIES[query], params)
-        cur = await self._begin(_QUERIES[query], params)
-        assert cur is not None
-        return cur
-
-    async def _begin(self, sql: str | None, params: dict[str, Any]) -> AsyncCursor[Row] | None:
-        """BEGIN on a pooled connection, pipelined with the first statement (sql) if any. A
-        connection with something to read while idle (the server closed it) sends BEGIN alone:
-        a dead one is replaced, while a statement in flight when its connection dies fails."""
-        for attempt in range(self._db.max_size + 1):
-            conn = self.conn = await self._db.getconn(self._pool)
-            if sql is not None and _quiet(conn):
-                async with conn.pipeline():
-                    await conn.execute("BEGIN")
-                    cur = await conn.execute(sql, params)
-                return cur
-            try:
-                await conn.execute("BEGIN")
-            except psycopg.Error:
-                self.conn = None
-                await self._pool.putconn(conn)
-                if not (conn.broken and attempt < self._db.max_size):
-                    raise
-                continue
-            return None if sql is None else await conn.execute(sql, params)
-        raise AssertionError("unreachable")
+        self._pipeline: contextlib.AsyncExitStack | None = None
 
     async def _begun(self) -> AsyncConn:
-        """The transaction's connection, BEGIN sent on its own if no statement was yet."""
+        """The transaction's connection, in its pipeline."""
         if self.conn is None:
-            await self._begin(None, {})
-        assert self.conn is not None
+            self.conn = await self._db.idle_connection(self._pool)
+            self._pipeline = contextlib.AsyncExitStack()
+            await self._pipeline.enter_async_context(self.conn.pipeline())
         return self.conn
 
+    async def _execute(self, query: str, params: dict[str, Any]) -> AsyncCursor[Row]:
+        return await (await self._begun()).execute(_QUERIES[query], params)
+
     async def one(self, query: str, /, **params: Any) -> Row | None:
-        cur = await self._execute(query, params)
-        return await cur.fetchone() if cur.description else None
+        rows = await _rows(await self._execute(query, params))
+        return rows[0] if rows else None
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
-        cur = await self._execute(query, params)
-        return list(await cur.fetchall())
+        return await _rows(await self._execute(query, params))
 
     async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
         return [decode(row.values()) for row in await self.all(query, **params)]
 
     async def run(self, query: str, /, **params: Any) -> int:
         cur = await self._execute(query, params)
+        await _rows(cur)
         return cur.rowcount
+
+    async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
+        """The statements in one round trip."""
+        cursors = [await self._execute(query, params) for query, params in calls]
+        return [await _rows(cur) for cur in cursors]
 
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
         async with (await self._begun()).cursor() as cur:
@@ -168,23 +162,50 @@ class _Tx:
 
     async def commit(self, source: str) -> None:
         """The statements left for later, the events under their sessions' locks with the
-        notifications (one statement), and COMMIT: one round trip (after BEGIN, if the
-        transaction sent no statement before)."""
+        notifications (one statement), and the Sync that commits: one round trip."""
         if self.conn is None and not (self._later or self._events or self.topics):
             return  # nothing was written
         conn = await self._begun()
-        async with conn.pipeline():
-            for sql, params in self._later:
-                await conn.execute(sql, params)
-            payloads = notify_payloads(source, self.topics) if self.topics else []
-            if self._events:
-                keys = {lock_key(e["session_id"] or f"owner:{e['owner']}") for e in self._events}
-                params = {c: [e[c] for e in self._events] for c in _EVENT_COLUMNS}
-                params.update(keys=sorted(keys), payloads=payloads)
-                await conn.execute(_QUERIES["append_events"], params)
-            elif payloads:
-                await conn.execute(_QUERIES["notify"], {"payloads": payloads})
-            await conn.execute("COMMIT")
+        payloads = notify_payloads(source, self.topics) if self.topics else []
+        if self._events:
+            keys = {lock_key(e["session_id"] or f"owner:{e['owner']}") for e in self._events}
+            params = {c: [e[c] for e in self._events] for c in _EVENT_COLUMNS}
+            params.update(keys=sorted(keys), payloads=payloads)
+            last = _QUERIES["append_events"]
+        elif payloads:
+            last, params = _QUERIES["notify"], {"payloads": payloads}
+        else:
+            last, params = "SELECT 1", {}
+        cut = max(0, len(self._later) - _MAX_WITH)
+        for sql, values in self._later[:cut]:
+            await conn.execute(sql, values)
+        await conn.execute(*_with_later(self._later[cut:], last, params))
+        pipeline, self._pipeline = self._pipeline, None
+        assert pipeline is not None
+        try:
+            await pipeline.aclose()  # an error here: the server rolled back at the Sync
+        except BaseException as exc:
+            if not isinstance(exc, psycopg.Error):  # cancelled: in an unknown state
+                await conn.close()
+            raise
+
+    async def abandon(self, exc: BaseException) -> None:
+        """Roll back after exc. A statement the server refused aborted the transaction
+        already; otherwise ROLLBACK goes before the Sync. A connection in an unknown state
+        (cancelled while it talked to the server) is closed, which rolls back too."""
+        conn, pipeline, self._pipeline = self.conn, self._pipeline, None
+        if conn is None or pipeline is None or conn.broken:
+            return
+        if not isinstance(exc, Exception):
+            await conn.close()
+            return
+        try:
+            if not (isinstance(exc, psycopg.Error) and exc.sqlstate):
+                await conn.execute("ROLLBACK")
+            await pipeline.__aexit__(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            await conn.close()
+            raise
 
 
 class PostgresDatabase:
@@ -227,8 +248,7 @@ class PostgresDatabase:
                 yield tx
                 await tx.commit(self._source)
             except BaseException as exc:
-                if tx.conn is not None:
-                    await _abandon(tx.conn)
+                await tx.abandon(exc)
                 if isinstance(exc, UnicodeEncodeError):
                     raise not_unicode(exc) from exc
                 if isinstance(exc, psycopg.Error):
@@ -281,12 +301,25 @@ class PostgresDatabase:
 
     async def fetch(self, sql: str, params: dict[str, Any]) -> list[Row]:
         """Run a read statement; retried on another connection when its connection was dead."""
+        (rows,) = await self.fetch_many([(sql, params)])
+        return rows
+
+    async def write_one(self, query: str, /, **params: Any) -> Row | None:
+        """One write statement, committed on its own (autocommit: no BEGIN, no COMMIT); run
+        again on another connection when its connection was dead, so it must be idempotent."""
+        rows = await self.fetch_many([(_QUERIES[query], params)])
+        return rows[0][0] if rows[0] else None
+
+    async def fetch_many(self, statements: list[tuple[str, dict[str, Any]]]) -> list[list[Row]]:
+        """Run statements in one round trip (one implicit transaction, each statement its own
+        snapshot); every one's rows. Retried on another connection when its connection was
+        dead."""
         pool = await self._open()
         for attempt in range(self.max_size + 1):
             conn = await self.getconn(pool)
             try:
-                cur = await conn.execute(sql, params)
-                return list(await cur.fetchall())
+                cursors = await _pipelined(conn, statements)
+                return [list(await cur.fetchall()) if _has_rows(cur) else [] for cur in cursors]
             except UnicodeEncodeError as exc:
                 raise not_unicode(exc) from exc
             except psycopg.Error as exc:
@@ -296,6 +329,24 @@ class PostgresDatabase:
                     raise _store_error(exc, self.location) from exc
             finally:
                 await pool.putconn(conn)
+        raise AssertionError("unreachable")
+
+    async def idle_connection(self, pool: AsyncConnectionPool[AsyncConn]) -> AsyncConn:
+        """A pooled connection for a transaction. One with something to read while idle (the
+        server may have closed it) is tried first: a dead one is replaced, while a statement
+        in flight when its connection dies fails."""
+        for attempt in range(self.max_size + 1):
+            conn = await self.getconn(pool)
+            if _quiet(conn):
+                return conn
+            try:
+                await conn.execute("SELECT 1")
+            except psycopg.Error:
+                await pool.putconn(conn)
+                if not (conn.broken and attempt < self.max_size):
+                    raise
+                continue
+            return conn
         raise AssertionError("unreachable")
 
     async def getconn(self, pool: AsyncConnectionPool[AsyncConn]) -> AsyncConn:
@@ -368,15 +419,47 @@ async def _configure(conn: AsyncConn) -> None:
     conn.adapters.register_loader("json", TextLoader)
 
 
-async def _abandon(conn: AsyncConn) -> None:
-    """Roll back after a failure; a connection in an unknown state is closed, not reused."""
-    if conn.broken or conn.info.transaction_status == TransactionStatus.IDLE:
-        return
+async def _pipelined(
+    conn: AsyncConn, statements: list[tuple[str, dict[str, Any]]]
+) -> list[AsyncCursor[Row]]:
+    """Send statements in one round trip (a single one goes without a pipeline)."""
+    if len(statements) == 1:
+        sql, params = statements[0]
+        return [await conn.execute(sql, params)]
+    async with conn.pipeline():
+        return [await conn.execute(sql, params) for sql, params in statements]
+
+
+def _with_later(
+    later: list[tuple[str, dict[str, Any]]], last: str, params: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """One statement: the statements left for later as data-modifying WITH clauses of the last
+    (each runs once, to completion, in the last one's snapshot; their parameters renamed
+    l<n>_name so none collide)."""
+    clauses = []
+    params = dict(params)
+    for n, (sql, values) in enumerate(later):
+        renamed = _PLACEHOLDER.sub(f"%(l{n}_" + r"\1)\2", sql)
+        clauses.append(f"l{n} AS ({renamed})")
+        params.update({f"l{n}_{name}": value for name, value in values.items()})
+    return (f"WITH {', '.join(clauses)}\n{last}" if clauses else last), params
+
+
+async def _rows(cur: AsyncCursor[Row]) -> list[Row]:
+    """The rows of a statement sent in a pipeline ([] if it returns none): fetching them
+    sends a flush request, which leaves the pipeline's transaction open."""
     try:
-        await conn.execute("ROLLBACK")
-    except BaseException:
-        await conn.close()
-        raise
+        return list(await cur.fetchall())
+    except psycopg.ProgrammingError as exc:
+        if exc.sqlstate is not None:  # the server's error, not "no rows to fetch"
+            raise
+        return []
+
+
+def _has_rows(cur: AsyncCursor[Row]) -> bool:
+    """Whether the statement returned rows (without building cur.description)."""
+    result = cur.pgresult
+    return result is not None and result.status == ExecStatus.TUPLES_OK
 
 
 def _quiet(conn: AsyncConn) -> bool:

@@ -140,53 +140,6 @@ UNION ALL
                       OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s)))
 LIMIT 1;
 
--- name: claim_resumed_run
-UPDATE runs
-SET worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s, updated_at = %(now)s,
-    deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
-                       ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
-WHERE id = (SELECT id FROM runs WHERE status = 'running' AND worker_id IS NULL
-              AND (%(agents)s::jsonb IS NULL OR agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
-            ORDER BY updated_at LIMIT 1
-            FOR UPDATE SKIP LOCKED)
-  AND status = 'running' AND worker_id IS NULL
-RETURNING *;
-
--- name: claim_ready_run
--- %(agents)s (a JSON array, or NULL for any) keeps the runs of agents the worker lacks for others.
--- One statement: the oldest startable ready run nobody else is claiming right now. Should two
--- claims still race into one session, the one-active-run index refuses the second (retried).
--- A run never starts before the run before it in its session ended: a claim that read the clock
--- before that end committed (it waited for the lock meanwhile) starts at that end.
-UPDATE runs
-SET status = 'running', worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s,
-    started_at = COALESCE(started_at, GREATEST(%(now)s, (
-        SELECT p.ended_at FROM runs AS p
-        WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1))),
-    updated_at = GREATEST(%(now)s, (
-        SELECT p.ended_at FROM runs AS p
-        WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1)),
-    deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
-                       ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
-WHERE id = (
-    SELECT r.id FROM runs AS r
-    WHERE r.status = 'ready' AND (r.not_before IS NULL OR r.not_before <= %(now)s)
-      AND (%(agents)s::jsonb IS NULL OR r.agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
-      AND NOT EXISTS (SELECT 1 FROM runs AS o
-                      WHERE o.session_id = r.session_id
-                        AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
-      AND NOT EXISTS (SELECT 1 FROM runs AS a
-                      WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
-      AND EXISTS (SELECT 1 FROM sessions AS s
-                  WHERE s.id = r.session_id AND s.status = 'active'
-                    AND (s.ttl_seconds IS NULL
-                         OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s))
-    ORDER BY r.created_at, r.id
-    LIMIT 1
-    FOR UPDATE SKIP LOCKED)
-  AND status = 'ready'
-RETURNING *;
-
 -- name: suspend_run
 UPDATE runs
 SET status = 'waiting', waiting_for = %(waiting_for)s::jsonb, updated_at = %(now)s,
@@ -521,3 +474,60 @@ UNION ALL
 UNION ALL
 (SELECT * FROM memory WHERE scope = 'app' AND scope_id = %(app)s::text AND namespace = ''
  ORDER BY updated_at DESC, namespace, key LIMIT %(limit)s);
+
+-- name: claim_run
+-- claim_resumed_run, else claim_ready_run, and a ready run's touch_session_softly, in one
+-- statement (its column "started": whether the run started now, so its run.started event is due).
+-- ready reads resumed's result, so resumed runs first and at most one run is claimed.
+WITH resumed AS (
+    UPDATE runs
+    SET worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s, updated_at = %(now)s,
+        deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
+                           ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
+    WHERE id = (SELECT id FROM runs WHERE status = 'running' AND worker_id IS NULL
+                  AND (%(agents)s::jsonb IS NULL OR agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
+                ORDER BY updated_at LIMIT 1
+                FOR UPDATE SKIP LOCKED)
+      AND status = 'running' AND worker_id IS NULL
+    RETURNING *
+), ready AS (
+    UPDATE runs
+    SET status = 'running', worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s,
+        started_at = COALESCE(started_at, GREATEST(%(now)s, (
+            SELECT p.ended_at FROM runs AS p
+            WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1))),
+        updated_at = GREATEST(%(now)s, (
+            SELECT p.ended_at FROM runs AS p
+            WHERE p.session_id = runs.session_id AND p.seq = runs.seq - 1)),
+        deadline_at = CASE WHEN timeout_seconds IS NULL THEN NULL
+                           ELSE %(now)s + (timeout_seconds * 1000000)::bigint END
+    WHERE NOT EXISTS (SELECT 1 FROM resumed)
+      AND id = (
+        SELECT r.id FROM runs AS r
+        WHERE r.status = 'ready' AND (r.not_before IS NULL OR r.not_before <= %(now)s)
+          AND (%(agents)s::jsonb IS NULL OR r.agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
+          AND NOT EXISTS (SELECT 1 FROM runs AS o
+                          WHERE o.session_id = r.session_id
+                            AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
+          AND NOT EXISTS (SELECT 1 FROM runs AS a
+                          WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+          AND EXISTS (SELECT 1 FROM sessions AS s
+                      WHERE s.id = r.session_id AND s.status = 'active'
+                        AND (s.ttl_seconds IS NULL
+                             OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s))
+        ORDER BY r.created_at, r.id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED)
+      AND status = 'ready'
+    RETURNING *
+), touched AS (
+    UPDATE sessions SET last_activity_at = %(now)s
+    WHERE id = (SELECT id FROM sessions
+                WHERE id = (SELECT session_id FROM ready) AND status = 'active'
+                  AND last_activity_at < %(now)s - 1000000
+                  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
+                FOR UPDATE SKIP LOCKED)
+)
+SELECT *, false AS started FROM resumed
+UNION ALL
+SELECT *, true AS started FROM ready;

@@ -7,9 +7,10 @@ import functools
 import inspect
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from tether.core.event import EventType
 from tether.core.run import Run
 from tether.store.postgres.database import ConcurrentUpdate, PostgresDatabase
 from tether.store.sql.rows import to_us
@@ -56,15 +57,36 @@ class PostgresStore(SqlStore):
         agents: Sequence[str] | None = None,
     ) -> Run | None:
         # Workers wake on every run event of every node and most wake-ups find nothing to
-        # claim: look first (one read) before taking (a transaction of several round trips).
-        # A run that becomes claimable after the look announces itself with a new wake-up.
+        # claim: look first (one read) before taking (a transaction of two round trips: BEGIN
+        # and the claim, then its event and COMMIT). A run that becomes claimable after the
+        # look announces itself with a new wake-up.
         named = None if agents is None else self.database.dump_json(sorted(agents))
-        async with self.database.read() as tx:
-            if await tx.one("claimable", now=to_us(now), agents=named) is None:
+        async with self.database.read() as reader:
+            if await reader.one("claimable", now=to_us(now), agents=named) is None:
                 return None
-        return await super().claim_run(
-            worker_id=worker_id, now=now, lease_seconds=lease_seconds, agents=agents
-        )
+        lease_expires_at = to_us(now + timedelta(seconds=lease_seconds))
+        async with self.database.write() as tx:
+            row = await tx.one(
+                "claim_run",
+                worker_id=worker_id,
+                lease_expires_at=lease_expires_at,
+                now=to_us(now),
+                agents=named,
+            )
+            if row is None:
+                return None
+            run = self._run(row)
+            if row["started"]:
+                await self._event(
+                    tx,
+                    EventType.RUN_STARTED,
+                    owner=run.owner,
+                    now=now,
+                    session_id=run.session_id,
+                    run_id=run.id,
+                    data={"run": run},
+                )
+        return run
 
 
 for _name, _method in inspect.getmembers(PostgresStore, inspect.iscoroutinefunction):

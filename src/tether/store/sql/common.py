@@ -21,7 +21,7 @@ from tether.store.changes import (
     run_topic,
     session_topic,
 )
-from tether.store.sql.database import Database, Row, Tx
+from tether.store.sql.database import Database, ReadTx, Row, Tx
 from tether.store.sql.rows import error_data, run_from_row, session_from_row, step_from_row, to_us
 
 log = logging.getLogger("tether.store")
@@ -197,7 +197,7 @@ class SqlBase:
             raise SessionExpired(session_id)
         raise AssertionError(f"session {session_id} is active yet refused a write")
 
-    async def _lost(self, tx: Tx, run_id: str, worker_id: str) -> NoReturn:
+    async def _lost(self, tx: ReadTx, run_id: str, worker_id: str) -> NoReturn:
         """Raise why worker_id may not write to run_id."""
         row = await tx.one("get_run", id=run_id, owner=None)
         if row is None:
@@ -224,9 +224,18 @@ class SqlBase:
     ) -> None:
         """Close a run's unfinished steps: tool calls as in_doubt (their effect may have
         happened without its result being recorded), the others as failed with error."""
-        rows = await tx.all(
-            "close_open_steps", run_id=run.id, error=self._j(error_data(error)), now=to_us(now)
-        )
+        query, params = self._closing_steps(run.id, now=now, error=error)
+        await self._steps_closed(tx, run, await tx.all(query, **params), now=now)
+
+    def _closing_steps(
+        self, run_id: str, *, now: datetime, error: ErrorInfo
+    ) -> tuple[str, dict[str, Any]]:
+        """The statement that closes a run's unfinished steps (for tx.batch)."""
+        params = {"run_id": run_id, "error": self._j(error_data(error)), "now": to_us(now)}
+        return "close_open_steps", params
+
+    async def _steps_closed(self, tx: Tx, run: Run, rows: list[Row], *, now: datetime) -> None:
+        """The events of the steps close_open_steps closed (its rows)."""
         steps = [step_from_row(row, self._db.load_json) for row in rows]
         steps.sort(key=lambda step: (step.status is not StepStatus.IN_DOUBT, step.seq))
         for step in steps:

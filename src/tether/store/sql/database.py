@@ -25,6 +25,10 @@ class ReadTx(Protocol):
         """Every row of a named query as decode(its values, in column order): for reads of
         many rows, decoded as they are fetched."""
 
+    async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
+        """Several named queries (name, parameters), in order: the rows of each. PostgreSQL
+        sends them in one round trip, so none may depend on another's result."""
+
 
 class Tx(ReadTx, Protocol):
     """One open write transaction."""
@@ -36,8 +40,9 @@ class Tx(ReadTx, Protocol):
         """Execute a named query once per parameter set (bulk copies)."""
 
     async def later(self, query: str, /, **params: Any) -> None:
-        """Execute a named query whose outcome nothing waits for, in order with this
-        transaction's other writes: at once, or with the commit (in its round trip)."""
+        """Execute a named query whose outcome nothing waits for: at once, or with the commit
+        (PostgreSQL: inside its statement, so statements left for later must not depend on one
+        another's writes)."""
 
     async def append_events(self, events: list[dict[str, Any]], /) -> None:
         """Append events (each: type, owner, session_id, run_id, data, created_at), in order.
@@ -65,6 +70,11 @@ class Database(Protocol):
 
     def read(self) -> AbstractAsyncContextManager[ReadTx]:
         """Reads that see committed data (each statement, at least, a consistent snapshot)."""
+
+    async def write_one(self, query: str, /, **params: Any) -> Row | None:
+        """A write of one statement that is a transaction of its own (no events, nothing
+        published): its first row. It may run twice (a connection lost under it), so it must
+        be idempotent."""
 
     def dump_json(self, value: Any) -> Any:
         """The parameter that stores value in a JSON column."""

@@ -300,10 +300,9 @@ class RunsPart(SessionsPart):
         self, run_id: str, *, worker_id: str, now: datetime, lease_seconds: float
     ) -> Run | None:
         lease = to_us(now + timedelta(seconds=lease_seconds))
-        async with self._db.write() as tx:
-            row = await tx.one(
-                "renew_lease", id=run_id, worker_id=worker_id, lease_expires_at=lease
-            )
+        row = await self._db.write_one(
+            "renew_lease", id=run_id, worker_id=worker_id, lease_expires_at=lease
+        )
         return None if row is None else self._run(row)
 
     async def update_run(
@@ -315,20 +314,20 @@ class RunsPart(SessionsPart):
         output: Any | Unset = UNSET,
         context: dict[str, Any] | Unset = UNSET,
     ) -> Run:
-        async with self._db.write() as tx:
-            row = await tx.one(
-                "update_held_run",
-                id=run_id,
-                worker_id=worker_id,
-                now=to_us(now),
-                set_output=output is not UNSET,
-                output=None if output is UNSET else self._j(output),
-                set_context=context is not UNSET,
-                context=None if context is UNSET else self._j(context),
-            )
-            if row is None:
+        row = await self._db.write_one(
+            "update_held_run",
+            id=run_id,
+            worker_id=worker_id,
+            now=to_us(now),
+            set_output=output is not UNSET,
+            output=None if output is UNSET else self._j(output),
+            set_context=context is not UNSET,
+            context=None if context is UNSET else self._j(context),
+        )
+        if row is None:
+            async with self._db.read() as tx:
                 await self._lost(tx, run_id, worker_id)
-            return self._run(row)
+        return self._run(row)
 
     async def finish_run(
         self,
@@ -343,26 +342,31 @@ class RunsPart(SessionsPart):
         check_transition(RunStatus.RUNNING, status)
         if status not in RUN_TERMINAL:
             raise InvalidTransition("run", RunStatus.RUNNING.value, status.value, run_id)
+        closing = error or ErrorInfo("interrupted", f"the run ended {status.value}")
         async with self._db.write() as tx:
-            row = await tx.one(
-                "finish_run",
-                id=run_id,
-                worker_id=worker_id,
-                status=status.value,
-                now=to_us(now),
-                set_output=output is not UNSET,
-                output=None if output is UNSET else self._j(output),
-                error=self._j(error_data(error)),
+            # One round trip: the steps are closed before the guard is looked at; a run that
+            # is no longer this worker's rolls both back.
+            finished, closed = await tx.batch(
+                [
+                    (
+                        "finish_run",
+                        {
+                            "id": run_id,
+                            "worker_id": worker_id,
+                            "status": status.value,
+                            "now": to_us(now),
+                            "set_output": output is not UNSET,
+                            "output": None if output is UNSET else self._j(output),
+                            "error": self._j(error_data(error)),
+                        },
+                    ),
+                    self._closing_steps(run_id, now=now, error=closing),
+                ]
             )
-            if row is None:
+            if not finished:
                 await self._lost(tx, run_id, worker_id)
-            run = self._run(row)
-            await self._close_open_steps(
-                tx,
-                run,
-                now=now,
-                error=error or ErrorInfo("interrupted", f"the run ended {status.value}"),
-            )
+            run = self._run(finished[0])
+            await self._steps_closed(tx, run, closed, now=now)
             await self._run_event(tx, run_event(status), run, now)
         return run
 

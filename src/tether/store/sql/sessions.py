@@ -500,7 +500,7 @@ class SessionsPart(SqlBase):
 
     async def _insert_message(self, tx: Tx, message: Message, owner: str) -> None:
         row = self._message_row(message)
-        await tx.run("insert_message", **row)
+        await tx.later("insert_message", **row)
         at = to_iso(message.created_at)
         await self._encoded_events(
             tx,

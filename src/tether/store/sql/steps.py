@@ -15,7 +15,7 @@ from tether.core.status import StepStatus, check_transition
 from tether.core.step import Step, StepKind
 from tether.core.usage import ZERO_USAGE, Usage
 from tether.store.cursors import decode_cursor, encode_cursor
-from tether.store.sql.database import Tx
+from tether.store.sql.database import Row, Tx
 from tether.store.sql.rows import (
     error_data,
     from_us,
@@ -35,14 +35,22 @@ class StepsPart(SessionsPart):
     def _step(self, row: Any) -> Step:
         return step_from_row(row, self._db.load_json)
 
-    async def _open_seq(self, tx: Tx, run_id: str, worker_id: str) -> dict[str, Any]:
-        """The held run's row and its next step seq: the lock first, then the seq read after it."""
-        row = await tx.one("hold_run_for_step", run_id=run_id, worker_id=worker_id)
-        if row is None:
+    async def _open_seq(
+        self, tx: Tx, run_id: str, worker_id: str, *then: tuple[str, dict[str, Any]]
+    ) -> tuple[dict[str, Any], list[list[Row]]]:
+        """The held run's row and its next step seq: the lock first, then the seq read after it
+        (a statement of its own, in the same round trip), then the statements then (their
+        rows), which a run no longer held rolls back with the rest."""
+        held, seq, *rows = await tx.batch(
+            [
+                ("hold_run_for_step", {"run_id": run_id, "worker_id": worker_id}),
+                ("next_step_seq", {"run_id": run_id}),
+                *then,
+            ]
+        )
+        if not held:
             await self._lost(tx, run_id, worker_id)
-        seq = await tx.one("next_step_seq", run_id=run_id)
-        assert seq is not None  # an aggregate always answers one row
-        return {**row, "step_count": seq["step_count"]}
+        return {**held[0], "step_count": seq[0]["step_count"]}, rows
 
     async def start_step(
         self,
@@ -56,7 +64,7 @@ class StepsPart(SessionsPart):
         now: datetime,
     ) -> Step:
         async with self._db.write() as tx:
-            held = await self._open_seq(tx, run_id, worker_id)
+            held, _ = await self._open_seq(tx, run_id, worker_id)
             params = self._step_params(
                 held, run_id, position, kind, name, StepStatus.RUNNING, input, now
             )
@@ -122,8 +130,10 @@ class StepsPart(SessionsPart):
         owner: str,
         now: datetime,
         message: tuple[Role, str, dict[str, Any]] | None,
+        touched: Row | None = None,
     ) -> None:
-        """Roll usage up, append the step's message, and record the activity."""
+        """Roll usage up, append the step's message, and record the activity (touched: the
+        session's row when the transaction touched it for the message already)."""
         if not step.usage.is_zero():
             usage = {
                 "input_tokens": step.usage.input_tokens,
@@ -136,9 +146,10 @@ class StepsPart(SessionsPart):
             await tx.later("touch_session_softly", id=step.session_id, now=to_us(now))
             return
         role, content, metadata = message
-        touched = await self._touch_active(
-            tx, step.session_id, owner=owner, now=now, add_messages=1
-        )
+        if touched is None:
+            touched = await self._touch_active(
+                tx, step.session_id, owner=owner, now=now, add_messages=1
+            )
         await self._insert_message(
             tx,
             Message(
@@ -214,7 +225,13 @@ class StepsPart(SessionsPart):
     ) -> Step:
         check_transition(StepStatus.RUNNING, status)
         async with self._db.write() as tx:
-            held = await self._open_seq(tx, run_id, worker_id)
+            # A message step touches its session in the same round trip as the guard.
+            touch = {"run_id": run_id, "now": to_us(now), "add_messages": 1}
+            held, touched = await self._open_seq(
+                tx, run_id, worker_id, *([] if message is None else [("touch_run_session", touch)])
+            )
+            if touched and not touched[0]:
+                await self._refuse(tx, held["session_id"], owner=None, now=now)
             params = self._step_params(
                 held,
                 run_id,
@@ -229,9 +246,10 @@ class StepsPart(SessionsPart):
                 usage=usage,
                 ended_at=now,
             )
-            await tx.run("insert_step", **params)
+            await tx.later("insert_step", **params)
             step = _inserted(params, kind, status, input, output, error, usage)
-            await self._after_step(tx, step, held["owner"], now, message)
+            counted = touched[0][0] if touched else None
+            await self._after_step(tx, step, held["owner"], now, message, counted)
             await self._step_event(tx, step_event(status), step, held["owner"], now)
         return step
 

@@ -79,6 +79,9 @@ class _Tx:
 
         return await self._db.call(conn, fetch, query)
 
+    async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
+        return [await self.all(query, **params) for query, params in calls]
+
     async def run(self, query: str, /, **params: Any) -> int:
         sql, conn = self._statement(query, params), self._conn
         count: int = await self._db.call(conn, lambda: conn.execute(sql, params).rowcount, query)
@@ -204,6 +207,10 @@ class SqliteDatabase:
     def read(self) -> _Read:
         """Statements on the reader connection, outside any write."""
         return _Read(self)
+
+    async def write_one(self, query: str, /, **params: Any) -> Row | None:
+        async with self.write() as tx:
+            return await tx.one(query, **params)
 
     def dump_json(self, value: Any) -> str | None:
         if value is None:
