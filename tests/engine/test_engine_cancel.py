@@ -180,14 +180,15 @@ async def test_timeout_seconds_ends_the_run_timed_out(db_path: Path, tmp_path: P
             "too slow",
             agent="engine_cancellable",
             input={"gate": str(tmp_path / "never"), "observed": str(observed)},
-            timeout_seconds=0.5,
+            timeout_seconds=2,  # time for the agent to reach its gate on a loaded machine
         )
+        await wait_step(svc, run.id, "blocked")  # its partial output is set: then time runs out
         ended = await wait_status(svc, run.id, *TERMINAL)
         assert ended.status is RunStatus.TIMED_OUT
         assert ended.error is not None and ended.error.type == "timeout"
-        assert "0.5" in ended.error.message
+        assert "2" in ended.error.message
         assert ended.output == {"partial": "half of the answer"}
-        assert ended.duration_seconds is not None and ended.duration_seconds >= 0.5
+        assert ended.duration_seconds is not None and ended.duration_seconds >= 2
         assert observed.exists(), "the agent was cancelled when its time ran out"
         steps = await svc.list_steps(run.id)
         assert steps[-1].status is StepStatus.FAILED
