@@ -318,3 +318,22 @@ def test_a_held_runs_timeout_ends_it_however_long_its_lease(alice: httpx.Client)
     )
     assert ended["error"]["type"] == "timeout"
     _problem(_post(alice, f"/v1/runs/{rid}/heartbeat", held["holder"]), 409, "lease_lost")
+
+
+def test_steps_come_a_page_at_a_time(alice: httpx.Client) -> None:
+    held = _start(alice, _session(alice))
+    rid, holder = held["run"]["id"], held["holder"]
+    for turn in range(5):
+        made = _post(alice, f"/v1/runs/{rid}/steps", holder, {"kind": "note", "name": f"t{turn}"})
+        assert made.status_code == 201, made.text
+    names, query = [], "limit=2"
+    while True:
+        page = alice.get(f"/v1/runs/{rid}/steps?{query}")
+        assert page.status_code == 200, page.text
+        names += [s["name"] for s in page.json()["data"]]
+        if page.json()["next_cursor"] is None:
+            break
+        query = f"limit=2&cursor={page.json()['next_cursor']}"
+    assert names == ["t0", "t1", "t2", "t3", "t4"]
+    _problem(alice.get(f"/v1/runs/{rid}/steps?cursor=nonsense"), 422, "validation_error")
+    _problem(alice.get("/v1/runs/no-such-run/steps"), 404, "not_found")

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from tests.support import LEASE_SECONDS, Factory
-from tether.core.errors import InvalidTransition
+from tether.core.errors import InvalidTransition, TooManySteps
 from tether.core.event import EventType
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus
+from tether.core.step import StepKind
 from tether.store.base import Store
 
 HOLDER = "external-1"
@@ -109,3 +110,41 @@ async def test_a_held_runs_timeout_runs_from_when_it_is_held_created_or_resumed(
     make.clock.advance(61)
     [timed_out] = await store.reap_runs(now=make.clock.now())
     assert (timed_out.id, timed_out.status) == (resumed.id, RunStatus.TIMED_OUT)
+
+
+async def test_a_run_takes_no_step_past_max_steps_and_its_steps_page_by_seq(
+    make: Factory, store: Store
+) -> None:
+    run = await make.held((await make.session()).id)
+
+    async def note(name: str) -> None:
+        await store.record_step(
+            run_id=run.id,
+            worker_id=make.worker_id,
+            position=None,
+            kind=StepKind.NOTE,
+            name=name,
+            input=None,
+            now=make.clock.now(),
+            max_steps=3,
+        )
+
+    for n in range(3):
+        await note(f"s{n}")
+    with pytest.raises(TooManySteps, match="holds 3 steps"):
+        await note("s3")
+    with pytest.raises(TooManySteps):
+        await store.start_step(
+            run_id=run.id,
+            worker_id=make.worker_id,
+            position=None,
+            kind=StepKind.NOTE,
+            name="s3",
+            input=None,
+            now=make.clock.now(),
+            max_steps=3,
+        )
+    first = await store.page_steps(run.id, after_seq=0, limit=2)
+    rest = await store.page_steps(run.id, after_seq=first[-1].seq, limit=2)
+    assert [s.name for s in first] == ["s0", "s1"] and [s.name for s in rest] == ["s2"]
+    assert await store.page_steps(run.id, after_seq=rest[-1].seq, limit=2) == []

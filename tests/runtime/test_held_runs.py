@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from tether.core.clock import ManualClock
-from tether.core.errors import LeaseLost, NotFound, UsageError
+from tether.core.errors import LeaseLost, NotFound, TooManySteps, UsageError
 from tether.core.run import ErrorInfo
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import StepKind
 from tether.core.usage import Usage
+from tether.runtime import limits
 from tether.runtime.held_run import HeldRun
 from tether.runtime.service import Service
 
@@ -93,3 +94,39 @@ async def test_what_a_held_run_records_is_redacted(service: Service) -> None:
         lease.run.id, lease.holder, RunStatus.FAILED, error=ErrorInfo("E", f"bad {secret}")
     )
     assert done.error is not None and secret not in done.error.message
+
+
+async def test_a_held_run_holds_at_most_max_held_steps(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "MAX_HELD_STEPS", 3)
+    session = await service.create_session()
+    held = await HeldRun.start(service, session.id, "loop", agent="openai-agents")
+    for turn in range(3):
+        await held.step(StepKind.NOTE, f"turn {turn}")
+    with pytest.raises(TooManySteps, match="holds 3 steps"):
+        await held.step(StepKind.NOTE, "one more")
+    with pytest.raises(TooManySteps):
+        await held.wait("input", "Go on?")
+    done = await held.finish(output={"text": "stopped"})  # the holder still ends it
+    assert done.status is RunStatus.COMPLETED
+    assert [s.name for s in await service.list_steps(done.id)] == ["turn 0", "turn 1", "turn 2"]
+
+
+async def test_steps_are_read_a_page_at_a_time(service: Service) -> None:
+    session = await service.create_session()
+    held = await HeldRun.start(service, session.id, "five", agent="openai-agents")
+    for turn in range(5):
+        await held.step(StepKind.NOTE, f"turn {turn}")
+    names, cursor, pages = [], None, 0
+    while True:
+        page = await service.page_steps(held.run.id, limit=2, cursor=cursor)
+        names += [s.name for s in page.data]
+        pages += 1
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert names == [f"turn {turn}" for turn in range(5)] and pages == 3
+    assert (await service.page_steps(held.run.id, limit=5)).next_cursor is None
+    with pytest.raises(NotFound):
+        await service.page_steps("no-such-run", limit=2)

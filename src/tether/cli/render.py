@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -34,6 +35,21 @@ STATUS_STYLE = {
 }
 
 
+#: Characters a terminal may act on (C0, DEL, C1: ESC starts its escape sequences).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def clean(value: Any) -> str:
+    """Text a caller wrote (a goal, a name, a title), its control characters shown escaped
+    (\\x1b, \\n) so that the terminal shows them instead of acting on them."""
+    return _CONTROL.sub(lambda found: found.group().encode("unicode_escape").decode(), str(value))
+
+
+def plain(value: Any) -> Text:
+    """A table cell or tree line of caller text: cleaned, its [markup] shown as written."""
+    return Text(clean(value))
+
+
 def status(value: str) -> Text:
     return Text(value, style=STATUS_STYLE.get(value, ""))
 
@@ -56,7 +72,7 @@ def seconds(value: float | None) -> str:
 
 def short(value: Any, limit: int = 90) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
+    text = clean(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -81,11 +97,11 @@ def plural(count: int, word: str) -> str:
 def waiting_lines(run_id: str, waiting_for: dict[str, Any]) -> str:
     """What a waiting run asks (the prompt; for an approval, the tool and its arguments) and
     the command that answers it."""
-    kind = str(waiting_for.get("kind", "input"))
+    kind = clean(waiting_for.get("kind", "input"))
     lines = [f"waits for {kind}: {short(waiting_for.get('prompt', ''), 160)}"]
     if "tool" in waiting_for:
         arguments = short(waiting_for.get("arguments", {}), 140)
-        lines.append(f"tool: {waiting_for['tool']}  arguments: {arguments}")
+        lines.append(f"tool: {clean(waiting_for['tool'])}  arguments: {arguments}")
     answer = "yes (or no)" if kind == "approval" else "'<your answer>'"
     lines.append(f"answer with: tether runs resume {run_id} {answer}")
     return "\n  ".join(lines)
@@ -94,8 +110,8 @@ def waiting_lines(run_id: str, waiting_for: dict[str, Any]) -> str:
 def step_line(step: Step) -> Text:
     kind, name = step.label
     line = Text(f"{step.seq:>2} ")
-    line.append(f"{kind:<10} ", style="dim")
-    line.append(f"{name} ", style="bold")
+    line.append(f"{clean(kind):<10} ", style="dim")
+    line.append(f"{clean(name)} ", style="bold")
     line.append_text(status(step.status.value))
     line.append(f"  {seconds(step.duration_seconds)}", style="dim")
     if step.waits_for is not None:
@@ -120,18 +136,20 @@ def step_line(step: Step) -> Text:
 def run_label(run: Run, steps: list[Step]) -> Text:
     label = Text(f"Run {run.seq} ", style="bold")
     label.append_text(status(run.status.value))
-    label.append(f"  {run.goal}", style="italic")
+    label.append(f"  {clean(run.goal)}", style="italic")
     tools = sum(1 for s in steps if s.kind is StepKind.TOOL_CALL)
     label.append(
         f"\n  {clock(run.started_at)} → {clock(run.ended_at)}  ({seconds(run.duration_seconds)})"
         f"  {plural(len(steps), 'step')}, {plural(tools, 'tool call')}"
-        f"  agent={run.agent}  id={run.id}",
+        f"  agent={clean(run.agent)}  id={run.id}",
         style="dim",
     )
     if run.waiting_for is not None and run.status.value == "waiting":
         label.append(f"\n  {waiting_lines(run.id, run.waiting_for)}", style="bold yellow")
     if run.error is not None:
-        label.append(f"\n  error: {run.error.type}: {run.error.message}", style="bold red")
+        label.append(
+            f"\n  error: {clean(run.error.type)}: {clean(run.error.message)}", style="bold red"
+        )
     elif run.output is not None:
         output = (
             run.output.get("summary", run.output) if isinstance(run.output, dict) else run.output
@@ -148,14 +166,14 @@ def run_tree(report: RunReport, parent: Tree | None = None) -> Tree:
     if report.memory:
         memory = node.add(Text("working memory", style="bold"))
         for item in report.memory:
-            memory.add(f"{item.key} = {short(item.value)}")
+            memory.add(plain(f"{item.key} = {short(item.value)}"))
     return node
 
 
 def session_tree(report: SessionReport, now: datetime) -> Tree:
     s = report.session
     label = Text("Session ", style="bold")
-    label.append(f"{s.title or '(untitled)'} ", style="bold italic")
+    label.append(f"{clean(s.title or '(untitled)')} ", style="bold italic")
     label.append_text(status(s.status.value))
     label.append(
         f"\n  id={s.id}  created {when(s.created_at)}  last activity {when(s.last_activity_at)}"
@@ -164,7 +182,7 @@ def session_tree(report: SessionReport, now: datetime) -> Tree:
     )
     if s.external_key is not None or s.app is not None:
         named = [f"key={s.external_key!r}"] if s.external_key is not None else []
-        named += [f"app={s.app}"] if s.app is not None else []
+        named += [f"app={clean(s.app)}"] if s.app is not None else []
         label.append("\n  " + "  ".join(named), style="dim")
     if s.project:
         label.append(f"\n  project {short(s.project, 110)}", style="dim")
@@ -181,7 +199,7 @@ def memory_table(title: str, items: list[MemoryItem], runs: dict[str, int]) -> T
     table.add_column("from", style="dim")
     for item in items:
         source = f"run {runs[item.source_run_id]}" if item.source_run_id in runs else "—"
-        table.add_row(item.key, short(item.value, 100), source)
+        table.add_row(plain(item.key), plain(short(item.value, 100)), source)
     if not items:
         table.add_row("—", "(empty)", "")
     return table
@@ -202,13 +220,15 @@ def session_view(report: SessionReport, now: datetime) -> Group:
     if report.session.app is not None:
         parts.append(
             memory_table(
-                f"App memory (every session of app {report.session.app})", report.app_memory, runs
+                f"App memory (every session of app {clean(report.session.app)})",
+                report.app_memory,
+                runs,
             )
         )
     tally: dict[str, int] = {}
     for step in report.tool_calls:
         tally[step.name] = tally.get(step.name, 0) + 1
-    summary = ", ".join(f"{name} x{n}" for name, n in sorted(tally.items())) or "none"
+    summary = ", ".join(f"{clean(name)} x{n}" for name, n in sorted(tally.items())) or "none"
     parts.append(
         Text(
             f"Tool history (aggregated over {plural(len(report.runs), 'run')}): "
@@ -237,9 +257,9 @@ def sessions_table(sessions: list[Session], now: datetime) -> Table:
     for s in sessions:
         table.add_row(
             s.id,
-            Text(s.external_key or ""),
-            s.title or "",
-            Text(s.app or ""),
+            plain(s.external_key or ""),
+            plain(s.title or ""),
+            plain(s.app or ""),
             status(s.status.value),
             str(s.run_count),
             when(s.last_activity_at),
@@ -256,11 +276,11 @@ def runs_table(runs: Sequence[Run]) -> Table:
             str(r.seq),
             r.id,
             status(r.status.value),
-            short(r.goal, 40),
-            r.agent,
+            plain(short(r.goal, 40)),
+            plain(r.agent),
             when(r.started_at),
             seconds(r.duration_seconds),
-            short(f"{r.error.type}: {r.error.message}", 50) if r.error else "",
+            plain(short(f"{r.error.type}: {r.error.message}", 50) if r.error else ""),
         )
     return table
 
@@ -282,10 +302,10 @@ def all_runs_table(runs: Sequence[Run], *, live_agents: set[str] | None = None) 
             r.session_id,
             str(r.seq),
             state,
-            r.agent,
-            short(r.goal, 40),
+            plain(r.agent),
+            plain(short(r.goal, 40)),
             seconds(r.duration_seconds),
-            short(f"{r.error.type}: {r.error.message}", 50) if r.error else "",
+            plain(short(f"{r.error.type}: {r.error.message}", 50) if r.error else ""),
         )
     if not runs:
         table.add_row("—", "", "", "", "", "", "(no runs)", "", "")
@@ -297,7 +317,7 @@ def messages_table(messages: list[Message]) -> Table:
     table = Table(title="Messages", title_justify="left")
     add_columns(table, "seq", "role", "content", "item", "at")
     for m in messages:
-        kind = "" if m.item is None else str(m.item.get("type", "object"))
+        kind = plain("" if m.item is None else m.item.get("type", "object"))
         text = Text(short(m.content, 100))
         if m.removed_at is not None:
             text.stylize("strike dim")

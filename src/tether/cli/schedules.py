@@ -55,8 +55,9 @@ def _print(schedule: Schedule, json: bool) -> None:
     state = "enabled" if schedule.enabled else "paused"
     console.print(
         f"schedule {schedule.id}: {schedule.cron!r} ({schedule.timezone}), agent "
-        f"{schedule.agent}, {state}, next run {render.when(schedule.next_run_at)}",
+        f"{render.clean(schedule.agent)}, {state}, next run {render.when(schedule.next_run_at)}",
         highlight=False,
+        markup=False,
     )
 
 
@@ -116,7 +117,7 @@ def schedules_list(
             s.id,
             s.cron,
             s.timezone,
-            s.agent,
+            render.plain(s.agent),
             s.session_id or "new each time",
             "enabled" if s.enabled else "paused",
             render.when(s.next_run_at),
@@ -136,9 +137,10 @@ def schedules_show(target: Target, schedule: IdArgument, json: JsonOption = Fals
         return
     _print(found, False)
     console.print(
-        f"goal: {found.goal or '(from the input)'}\ninput: {jsonlib.dumps(found.input)}\n"
-        f"last run: {found.last_run_id or '—'}",
+        f"goal: {render.clean(found.goal or '(from the input)')}\n"
+        f"input: {jsonlib.dumps(found.input)}\nlast run: {found.last_run_id or '—'}",
         highlight=False,
+        markup=False,
     )
 
 

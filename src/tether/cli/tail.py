@@ -24,7 +24,8 @@ def _summary(event: Event) -> Text:
         line.append(f"Run {run.get('seq')} ")
         line.append_text(render.status(str(run.get("status"))))
         if run.get("error"):
-            line.append(f"  {run['error']['type']}: {run['error']['message']}", style="red")
+            error = f"{run['error']['type']}: {run['error']['message']}"
+            line.append(f"  {render.clean(error)}", style="red")
         elif run.get("status") == "waiting" and isinstance(run.get("waiting_for"), dict):
             waiting = render.waiting_lines(str(run.get("id")), run["waiting_for"])
             line.append(f"\n  {waiting}", style="bold yellow")
@@ -35,17 +36,19 @@ def _summary(event: Event) -> Text:
         kind, name = str(step.get("kind")), str(step.get("name"))
         if kind == "message" and name.startswith(WAIT_PREFIX):  # read as Step.label does
             kind, name = "wait", "for " + name.removeprefix(WAIT_PREFIX)
-        line.append(f"{kind} {name} ")
+        line.append(f"{render.clean(kind)} {render.clean(name)} ")
         line.append_text(render.status(str(step.get("status"))))
         if step.get("output") is not None:
             line.append(f"  {render.short(step['output'])}", style="dim")
     elif "message" in data:
         message = data["message"]
-        line.append(f"{message.get('role')}: {render.short(message.get('content', ''))}")
+        role = render.clean(message.get("role"))
+        line.append(f"{role}: {render.short(message.get('content', ''))}")
     elif "item" in data:
         item = data["item"]
         line.append(
-            f"{item.get('scope')} memory {item.get('key')} = {render.short(item.get('value'))}"
+            f"{render.clean(item.get('scope'))} memory {render.clean(item.get('key'))} = "
+            f"{render.short(item.get('value'))}"
         )
     else:
         line.append(render.short(data), style="dim")

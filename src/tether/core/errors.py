@@ -185,6 +185,12 @@ class LeaseLost(Conflict):
     code = "lease_lost"
 
 
+class TooManySteps(Conflict):
+    """This held run holds as many steps as a run its caller executes may hold."""
+
+    code = "too_many_steps"
+
+
 # -- the run or the store failed --------------------------------------------------------------
 
 

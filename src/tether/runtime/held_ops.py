@@ -80,7 +80,8 @@ class HeldRunOps:
         usage: Usage | None = None,
     ) -> Step:
         """Record a step that ended (failed when error is given) on a run holder holds;
-        LeaseLost when it no longer does (cancelled, reaped, ended)."""
+        LeaseLost when it no longer does (cancelled, reaped, ended), TooManySteps past
+        limits.MAX_HELD_STEPS."""
         redact = self.settings.redactor
         try:
             return await self.store.record_step(
@@ -95,6 +96,7 @@ class HeldRunOps:
                 output=redact.data(limits.json_value(output)),
                 error=self._redacted(error),
                 usage=limits.usage(usage),
+                max_steps=limits.MAX_HELD_STEPS,
             )
         except LeaseLost:
             raise await self._not_held(run_id, holder) from None
@@ -138,6 +140,7 @@ class HeldRunOps:
                 name=f"{WAIT_PREFIX}{kind}",
                 input={**shown, "prompt": prompt},
                 now=now,
+                max_steps=limits.MAX_HELD_STEPS,
             )
             waiting_for = {**shown, "kind": kind, "prompt": prompt, "step_id": step.id}
             return await self.store.suspend_run(

@@ -28,6 +28,9 @@ MAX_SECONDS = 366 * 24 * 3600
 #: The longest lease a caller executing a run itself may ask for (a dead holder's run waits
 #: this long for the reaper).
 MAX_HELD_LEASE = 3600
+#: The steps a run its caller executes may hold (each up to MAX_JSON of input and output); the
+#: step past it is TooManySteps.
+MAX_HELD_STEPS = 10_000
 #: The longest TTL a session may have (null = never expires).
 MAX_TTL = 100 * MAX_SECONDS
 #: A session's external key: any text but NUL, this many characters at most.

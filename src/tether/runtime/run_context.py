@@ -104,6 +104,8 @@ class ToolOutcome:
 
 #: The metadata key tying an assistant message to the model_call step whose answer it says.
 MODEL_STEP_KEY = "model_step_id"
+#: What waiting_for holds besides a wait's details (the details cannot replace them).
+_WAIT_FIELDS = frozenset({"kind", "prompt", "step_id", "held"})
 _APPROVALS = {"y", "yes", "ok", "approve", "approved", "true", "allow"}
 
 
@@ -527,6 +529,11 @@ class RunContext:
         return await self._wait("input", prompt, details)
 
     async def _wait(self, kind: str, prompt: str, details: dict[str, Any]) -> Any:
+        reserved = sorted(_WAIT_FIELDS.intersection(details))
+        if reserved:
+            raise UsageError(
+                f"details cannot be named {', '.join(reserved)}: waiting_for sets them itself"
+            )
         await self.flush()
         position, recorded = self._next(StepKind.MESSAGE, f"wait_for_{kind}")
         if recorded is not None:

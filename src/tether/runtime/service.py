@@ -701,6 +701,17 @@ class Service(ScheduleOps, HeldRunOps):
         await self._run_without_context(run_id)
         return await self.store.list_steps(run_id)
 
+    async def page_steps(
+        self, run_id: str, *, limit: int = 100, cursor: str | None = None
+    ) -> Page[Step]:
+        """A page of the run's steps by seq, read from the store a page at a time."""
+        size = limits.page_size(limit)
+        after = 0 if cursor is None else decode_cursor(cursor, int)[0]
+        await self._run_without_context(run_id)
+        rows = await self.store.page_steps(run_id, after_seq=after, limit=size + 1)
+        more = len(rows) > size
+        return Page(rows[:size], encode_cursor(rows[size - 1].seq) if more else None)
+
     async def list_tool_calls(
         self,
         *,

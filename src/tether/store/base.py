@@ -444,9 +444,10 @@ class Store(Protocol):
         name: str,
         input: Any,
         now: datetime,
+        max_steps: int | None = None,
     ) -> Step:
         """Open a step on a held run (+ step.started); position None = its seq (a run its
-        caller executes replays nothing)."""
+        caller executes replays nothing). TooManySteps when the run holds max_steps already."""
 
     async def finish_step(
         self,
@@ -478,9 +479,10 @@ class Store(Protocol):
         error: ErrorInfo | None = None,
         usage: Usage | None = None,
         message: tuple[Role, str, dict[str, Any]] | None = None,
+        max_steps: int | None = None,
     ) -> Step:
         """Open and close a step in one write (notes, messages): one step.<status> event;
-        position as in start_step."""
+        position and max_steps as in start_step."""
 
     async def add_model_chunk(
         self, step_id: str, *, run_id: str, worker_id: str, index: int, text: str, now: datetime
@@ -490,6 +492,9 @@ class Store(Protocol):
 
     async def list_steps(self, run_id: str) -> list[Step]:
         """Every step of a run, by seq."""
+
+    async def page_steps(self, run_id: str, *, after_seq: int, limit: int) -> list[Step]:
+        """At most limit steps of a run whose seq is above after_seq, by seq."""
 
     async def list_tool_calls(
         self,

@@ -168,7 +168,8 @@ async def list_steps(
     svc: Owned, run_id: str, limit: Limit = 100, cursor: Cursor = None
 ) -> Response:
     """The run's steps in order: model calls, tool calls (call and result together), notes."""
-    return render.slice_page(await svc.list_steps(run_id), limit, cursor)
+    found = await svc.page_steps(run_id, limit=limit, cursor=cursor)
+    return render.page(found.data, found.next_cursor)
 
 
 @router.get("/v1/sessions/{session_id}/tool-calls", response_model=schemas.StepPage)

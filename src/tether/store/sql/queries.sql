@@ -1160,3 +1160,7 @@ SET last_activity_at = :now, message_count = message_count + :add_messages
 WHERE id = (SELECT session_id FROM runs WHERE id = :run_id) AND status = 'active'
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
 RETURNING owner, message_count, run_count, cleared_seq;
+
+-- name: steps_of_run_after
+-- A page of a run's steps, by seq, read from the (run_id, seq) index.
+SELECT * FROM steps WHERE run_id = :run_id AND seq > :after_seq ORDER BY seq LIMIT :limit;

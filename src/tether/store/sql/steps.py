@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tether.core.errors import InvalidTransition, NotFound
+from tether.core.errors import InvalidTransition, NotFound, TooManySteps
 from tether.core.event import EventType, step_event
 from tether.core.ids import new_id
 from tether.core.message import Message, Role
@@ -36,11 +36,17 @@ class StepsPart(SessionsPart):
         return step_from_row(row, self._db.load_json)
 
     async def _open_seq(
-        self, tx: Tx, run_id: str, worker_id: str, *then: tuple[str, dict[str, Any]]
+        self,
+        tx: Tx,
+        run_id: str,
+        worker_id: str,
+        *then: tuple[str, dict[str, Any]],
+        max_steps: int | None = None,
     ) -> tuple[dict[str, Any], list[list[Row]]]:
         """The held run's row and its next step seq: the lock first, then the seq read after it
         (a statement of its own, in the same round trip), then the statements then (their
-        rows), which a run no longer held rolls back with the rest."""
+        rows), which a run no longer held, or one whose next seq is past max_steps
+        (TooManySteps), rolls back with the rest."""
         held, seq, *rows = await tx.batch(
             [
                 ("hold_run_for_step", {"run_id": run_id, "worker_id": worker_id}),
@@ -50,6 +56,12 @@ class StepsPart(SessionsPart):
         )
         if not held:
             await self._lost(tx, run_id, worker_id)
+        if max_steps is not None and seq[0]["step_count"] > max_steps:
+            raise TooManySteps(
+                f"run {run_id} holds {max_steps} steps, as many as it may: finish it",
+                run_id=run_id,
+                max_steps=max_steps,
+            )
         return {**held[0], "step_count": seq[0]["step_count"]}, rows
 
     async def start_step(
@@ -62,9 +74,10 @@ class StepsPart(SessionsPart):
         name: str,
         input: Any,
         now: datetime,
+        max_steps: int | None = None,
     ) -> Step:
         async with self._db.write() as tx:
-            held, _ = await self._open_seq(tx, run_id, worker_id)
+            held, _ = await self._open_seq(tx, run_id, worker_id, max_steps=max_steps)
             params = self._step_params(
                 held, run_id, position, kind, name, StepStatus.RUNNING, input, now
             )
@@ -222,13 +235,18 @@ class StepsPart(SessionsPart):
         error: ErrorInfo | None = None,
         usage: Usage | None = None,
         message: tuple[Role, str, dict[str, Any]] | None = None,
+        max_steps: int | None = None,
     ) -> Step:
         check_transition(StepStatus.RUNNING, status)
         async with self._db.write() as tx:
             # A message step touches its session in the same round trip as the guard.
             touch = {"run_id": run_id, "now": to_us(now), "add_messages": 1}
             held, touched = await self._open_seq(
-                tx, run_id, worker_id, *([] if message is None else [("touch_run_session", touch)])
+                tx,
+                run_id,
+                worker_id,
+                *([] if message is None else [("touch_run_session", touch)]),
+                max_steps=max_steps,
             )
             if touched and not touched[0]:
                 await self._refuse(tx, held["session_id"], owner=None, now=now)
@@ -273,6 +291,13 @@ class StepsPart(SessionsPart):
     async def list_steps(self, run_id: str) -> list[Step]:
         async with self._db.read() as tx:
             rows = await tx.all("steps_of_run", run_id=run_id)
+        return [self._step(r) for r in rows]
+
+    async def page_steps(self, run_id: str, *, after_seq: int, limit: int) -> list[Step]:
+        async with self._db.read() as tx:
+            rows = await tx.all(
+                "steps_of_run_after", run_id=run_id, after_seq=after_seq, limit=limit
+            )
         return [self._step(r) for r in rows]
 
     async def list_tool_calls(
