@@ -5,6 +5,7 @@ program that runs its own event loop still gets answers (through the loop thread
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from pathlib import Path
 
@@ -80,3 +81,27 @@ def test_a_program_running_its_own_event_loop_can_still_call(tmp_path: Path) -> 
             return s.messages.add("user", "hi").seq
 
         assert asyncio.run(inside_a_loop()) == 1
+
+
+def test_threads_that_end_leave_no_loop_or_descriptor_behind(tmp_path: Path) -> None:
+    # A pool made per call (as graph frameworks do) calls from a new thread every time.
+    fds = Path("/proc/self/fd")
+    with tether.open(tmp_path / "t.db", worker=False) as tt:
+        s = tt.sessions.create(title="short-lived threads")
+
+        def call_from_a_new_thread(i: int) -> None:
+            caller = threading.Thread(target=lambda: s.messages.add("user", f"m{i}"))
+            caller.start()
+            caller.join(30)
+            assert not caller.is_alive()
+
+        call_from_a_new_thread(0)
+        gc.collect()
+        before = len(list(fds.iterdir())) if fds.is_dir() else 0
+        for i in range(1, 60):
+            call_from_a_new_thread(i)
+        gc.collect()
+        assert [m.content for m in s.messages] == [f"m{i}" for i in range(60)]
+        assert len(tt._here._loops) <= 1  # type: ignore[union-attr]
+        if fds.is_dir():  # each loop held three descriptors: 180 if they were kept
+            assert len(list(fds.iterdir())) <= before + 5

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import weakref
 from collections.abc import AsyncGenerator, Coroutine, Iterator
 from typing import Any, TypeVar, cast
 
@@ -86,12 +87,14 @@ class CallerLoops:
     free connection) finish without ever waiting, and cost no pass of the loop. One that waits
     (for the connection another thread holds, a timer, a thread) is finished on the loop. Only
     for backends whose calls may be awaited on any loop (``Store.any_loop``), and only from a
-    thread with no loop of its own running.
+    thread with no loop of its own running. A thread's loop is closed when the thread ends (a
+    program that calls from a new thread each time, as thread pools made per call do, keeps no
+    loops and their file descriptors behind).
     """
 
     def __init__(self) -> None:
         self._local = threading.local()
-        self._loops: list[asyncio.AbstractEventLoop] = []
+        self._loops: weakref.WeakSet[_ThreadLoop] = weakref.WeakSet()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -101,12 +104,12 @@ class CallerLoops:
 
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run coro here and return its result (its exception is raised)."""
-        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
-        if loop is None or loop.is_closed():
-            loop = asyncio.new_event_loop()
-            self._local.loop = loop
+        mine: _ThreadLoop | None = getattr(self._local, "loop", None)
+        if mine is None or mine.loop.is_closed():
+            mine = self._local.loop = _ThreadLoop()
             with self._lock:
-                self._loops.append(loop)
+                self._loops.add(mine)
+        loop = mine.loop
         context = contextvars.copy_context()
         asyncio._set_running_loop(loop)
         try:
@@ -127,13 +130,27 @@ class CallerLoops:
     def close(self) -> None:
         """Close every loop that is not running a call at this moment."""
         with self._lock:
-            loops, self._loops = self._loops, []
+            loops = [mine.loop for mine in self._loops]
+            self._loops = weakref.WeakSet()
         inside_a_loop = asyncio._get_running_loop() is not None
         for loop in loops:
             if not loop.is_running() and not loop.is_closed():
                 if not inside_a_loop:  # (a loop cannot run inside another)
                     loop.run_until_complete(loop.shutdown_default_executor())
                 loop.close()
+
+
+class _ThreadLoop:
+    """One thread's loop, closed when the thread's locals go (the thread ended)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        weakref.finalize(self, _close_idle, self.loop)
+
+
+def _close_idle(loop: asyncio.AbstractEventLoop) -> None:
+    if not loop.is_running() and not loop.is_closed():
+        loop.close()
 
 
 class _Started(Coroutine[Any, Any, T]):
