@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 import tether
 from tether.cli.main import app
 
-#: Turns the terminal's text red and clears the screen, rich markup, a bell and a C1 CSI.
-HOSTILE = "\x1b[31m\x1b[2J[bold]loud[/bold]\x07\x9b"
+#: Turns the terminal's text red and clears the screen, rich markup, a bell, a C1 CSI and a
+#: right-to-left override (what follows it shows reversed).
+HOSTILE = "\x1b[31m\x1b[2J[bold]loud[/bold]\x07\x9b\u202e"
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_caller_text_is_shown_not_acted_on(
     args = [part.format(run=run, session=session) for part in command]
     shown = CliRunner().invoke(app, [*args, "--db", db], catch_exceptions=False)
     assert shown.exit_code == 0, shown.output
-    for acted_on in ("\x1b", "\x07", "\x9b"):
+    for acted_on in ("\x1b", "\x07", "\x9b", "\u202e"):
         assert acted_on not in shown.stdout
     if whole:  # a table cuts the text to the terminal's width
-        assert "\\x1b[31m\\x1b[2J[bold]loud[/bold]\\x07\\x9b" in shown.stdout
+        assert "\\x1b[31m\\x1b[2J[bold]loud[/bold]\\x07\\x9b\\u202e" in shown.stdout

@@ -35,8 +35,9 @@ STATUS_STYLE = {
 }
 
 
-#: Characters a terminal may act on (C0, DEL, C1: ESC starts its escape sequences).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: Characters a terminal may act on (C0, DEL, C1: ESC starts its escape sequences), and the
+#: bidirectional overrides and isolates that make text show in another order than it is.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean(value: Any) -> str:
