@@ -11,10 +11,11 @@ from tether.store.sql.queries import Backend, load_queries, parse_queries, rende
 
 BACKENDS: tuple[Backend, ...] = ("sqlite", "postgres")
 #: Statements only one backend has: PostgreSQL appends a transaction's events in one statement,
-#: under its sessions' locks, notifies other nodes, looks for a claimable run before claiming,
-#: and claims a resumed or a ready run in one statement (SQLite in two).
+#: under its sessions' locks (SQLite one event, or events that share all but their data, at a
+#: time), notifies other nodes, looks for a claimable run before claiming, and claims a resumed
+#: or a ready run in one statement (SQLite in two).
 ONLY = {
-    "sqlite": {"insert_event", "claim_resumed_run", "claim_ready_run"},
+    "sqlite": {"insert_event", "insert_events", "claim_resumed_run", "claim_ready_run"},
     "postgres": {"append_events", "notify", "claimable", "claim_run"},
 }
 

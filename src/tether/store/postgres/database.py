@@ -40,7 +40,7 @@ from tether.store.changes import ChangeFeed
 from tether.store.factory import redact_url
 from tether.store.migrate import load_migrations, pending
 from tether.store.postgres.listener import Listener, notify_payloads
-from tether.store.sql.database import Row
+from tether.store.sql.database import Events, Row
 from tether.store.sql.queries import load_queries
 from tether.store.sql.text import NUL_REFUSED, check_json, not_unicode
 
@@ -54,7 +54,6 @@ _POOL_OPTIONS = {"pool_min_size": 1, "pool_max_size": 10, "pool_timeout": 10.0}
 #: SQLSTATEs of losing a race with a concurrent transaction: serialization failure, deadlock,
 #: unique violation (e.g. two claims into one session, refused by the one-active-run index).
 _RACES = frozenset({"40001", "40P01", "23505"})
-_EVENT_COLUMNS = ("type", "owner", "session_id", "run_id", "data", "created_at")
 #: Statements left for later that go into the commit's statement at most (the ones before
 #: them go on their own, in the same round trip): a few statement texts, few parameters.
 _MAX_WITH = 4
@@ -109,7 +108,7 @@ class _Tx:
         self.conn: AsyncConn | None = None
         self.topics: list[str] = []
         self.committed: list[Callable[[], None]] = []
-        self._events: list[dict[str, Any]] = []
+        self._events: list[Events] = []
         self._later: list[tuple[str, dict[str, Any]]] = []
         self._pipeline: contextlib.AsyncExitStack | None = None
 
@@ -151,8 +150,18 @@ class _Tx:
     async def later(self, query: str, /, **params: Any) -> None:
         self._later.append((_QUERIES[query], params))
 
-    async def append_events(self, events: list[dict[str, Any]], /) -> None:
-        self._events.extend(events)
+    async def insert_rows(self, query: str, rows: list[tuple[Any, ...]], /, **params: Any) -> None:
+        # (binary arrays: psycopg's own check for a NUL, which PostgreSQL text cannot hold,
+        # is done here)
+        columns = [list(values) for values in zip(*rows, strict=True)]
+        for values in columns:
+            if any(type(v) is str and "\x00" in v for v in values):
+                raise UsageError(NUL_REFUSED)
+        params.update({f"rows_{n}": values for n, values in enumerate(columns)})
+        await self._execute(query, params)
+
+    async def append_events(self, events: Events, /) -> None:
+        self._events.append(events)
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
@@ -168,8 +177,8 @@ class _Tx:
         conn = await self._begun()
         payloads = notify_payloads(source, self.topics) if self.topics else []
         if self._events:
-            keys = {lock_key(e["session_id"] or f"owner:{e['owner']}") for e in self._events}
-            params = {c: [e[c] for e in self._events] for c in _EVENT_COLUMNS}
+            params = _event_columns(self._events)
+            keys = {lock_key(e.session_id or f"owner:{e.owner}") for e in self._events}
             params.update(keys=sorted(keys), payloads=payloads)
             last = _QUERIES["append_events"]
         elif payloads:
@@ -428,6 +437,17 @@ async def _pipelined(
         return [await conn.execute(sql, params)]
     async with conn.pipeline():
         return [await conn.execute(sql, params) for sql, params in statements]
+
+
+def _event_columns(groups: list[Events]) -> dict[str, list[Any]]:
+    """The events as one array per column (append_events' parameters)."""
+    columns: dict[str, list[Any]] = {c: [] for c in Events._fields}
+    for events in groups:
+        *shared, data = events
+        for column, value in zip(Events._fields, shared, strict=False):  # (all but data)
+            columns[column] += [value] * len(data)
+        columns["data"] += data
+    return columns
 
 
 def _with_later(

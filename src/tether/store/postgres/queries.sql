@@ -531,3 +531,13 @@ WITH resumed AS (
 SELECT *, false AS started FROM resumed
 UNION ALL
 SELECT *, true AS started FROM ready;
+
+-- name: insert_messages
+-- A batch of messages in one statement (Tx.insert_rows): one array per position of the rows
+-- [id, seq, role, content, metadata, item], metadata and item as their JSON texts; arrays go
+-- in binary (no per-element quoting).
+INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at, item)
+SELECT m.id, %(session_id)s, m.seq, m.role, m.content, NULL, m.metadata::jsonb, %(created_at)s,
+       m.item::json
+FROM unnest(%(rows_0)b::text[], %(rows_1)b::bigint[], %(rows_2)b::text[], %(rows_3)b::text[],
+            %(rows_4)b::text[], %(rows_5)b::text[]) AS m(id, seq, role, content, metadata, item);

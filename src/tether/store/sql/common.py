@@ -21,7 +21,7 @@ from tether.store.changes import (
     run_topic,
     session_topic,
 )
-from tether.store.sql.database import Database, ReadTx, Row, Tx
+from tether.store.sql.database import Database, Events, ReadTx, Row, Tx
 from tether.store.sql.rows import error_data, run_from_row, session_from_row, step_from_row, to_us
 
 log = logging.getLogger("tether.store")
@@ -132,21 +132,7 @@ class SqlBase:
     ) -> None:
         """_events, with each payload already encoded as the JSON text of its data column;
         told() makes what the observers get (only called when there are observers)."""
-        at = to_us(now)
-        kind = type_.value
-        await tx.append_events(
-            [
-                {
-                    "type": kind,
-                    "owner": owner,
-                    "session_id": session_id,
-                    "run_id": run_id,
-                    "data": text,
-                    "created_at": at,
-                }
-                for text in texts
-            ]
-        )
+        await tx.append_events(Events(type_.value, owner, session_id, run_id, to_us(now), texts))
         topics = [f"owner:{owner}"]
         if session_id:
             topics.append(session_topic(session_id))

@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from tether.store.changes import ChangeFeed
 
 Row = Mapping[str, Any]
 T = TypeVar("T")
+
+
+class Events(NamedTuple):
+    """Events to append that share all but their data: one type, owner, session, run and time."""
+
+    type: str
+    owner: str
+    session_id: str | None
+    run_id: str | None
+    #: Microseconds since the epoch.
+    created_at: int
+    #: Each event's data column, in order: the compact JSON text of an object, as dump_json
+    #: makes it.
+    data: list[str]
 
 
 class ReadTx(Protocol):
@@ -39,15 +53,21 @@ class Tx(ReadTx, Protocol):
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
         """Execute a named query once per parameter set (bulk copies)."""
 
+    async def insert_rows(self, query: str, rows: list[tuple[Any, ...]], /, **params: Any) -> None:
+        """Execute a named query that inserts rows handed over at once, each a tuple of the
+        values the query reads, in its order (text, integers, None; JSON as its text), beside
+        params: SQLite reads them from :rows, a JSON array of arrays (json_each), possibly in
+        several statements for a very large batch; PostgreSQL from one array per position,
+        :rows_0, :rows_1 … (unnest)."""
+
     async def later(self, query: str, /, **params: Any) -> None:
         """Execute a named query whose outcome nothing waits for: at once, or with the commit
         (PostgreSQL: inside its statement, so statements left for later must not depend on one
         another's writes)."""
 
-    async def append_events(self, events: list[dict[str, Any]], /) -> None:
-        """Append events (each: type, owner, session_id, run_id, data, created_at), in order.
-        Event ids of a session increase in commit order, so a reader resuming after an id
-        never skips one."""
+    async def append_events(self, events: Events, /) -> None:
+        """Append events, in order. Event ids of a session increase in commit order, so a
+        reader resuming after an id never skips one."""
 
     def publish(self, *topics: str) -> None:
         """Announce topics on the change feed once (and only if) the transaction commits."""

@@ -4,11 +4,13 @@ one session with everything in it as a JSON archive (exported, imported elsewher
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.store.sql.common import SqlBase
-from tether.store.sql.database import Row
+from tether.store.sql.database import Events, Row
 from tether.store.sql.rows import NAMESPACE_SEP, opt_us, to_us
 
 #: The archive's format name and version (raise the version when its shape changes).
@@ -51,6 +53,8 @@ _SESSION = _table(
     "metadata context",
 )
 _EVENT = _table("type owner session_id run_id data created_at", "data")
+#: What consecutive events appended together share (see Events).
+_shared = itemgetter("type", "owner", "session_id", "run_id", "created_at")
 #: Tables counted before and after a prune or an erasure.
 COUNTED = ("sessions", "runs", "steps", "messages", "memory", "events", "api_keys")
 
@@ -161,9 +165,12 @@ class RetentionPart(SqlBase):
                 ]
                 if rows:
                     await tx.many(f"copy_insert_{table}", rows)
+            if not all(isinstance(e["data"], dict) for e in archive["events"]):
+                raise UsageError("a session export with an event whose data is not an object")
             events = [self._stored({**e, **owned}, *_EVENT) for e in archive["events"]]
-            if events:
-                await tx.append_events(events)
+            for (type_, owner_, session, run, at), group in groupby(events, key=_shared):
+                data = [e["data"] for e in group]
+                await tx.append_events(Events(type_, owner_, session, run, at, data))
         return session_id
 
     def _plain(self, row: Row, columns: tuple[str, ...], json_columns: frozenset[str]) -> Any:

@@ -416,26 +416,21 @@ class SessionsPart(SqlBase):
         self, tx: Tx, touched: Row, session_id: str, messages: Sequence[NewMessage], now: datetime
     ) -> list[Message]:
         """Insert messages (already counted by _touch_active, whose row touched is) with their
-        events, inside tx."""
+        events, inside tx: one statement for the messages and one for the events, whatever
+        their number (see Tx.insert_rows)."""
         first = touched["message_count"] - len(messages) + 1
-        added = [
-            new_message(
-                id_,
-                session_id,
-                first + n,
-                new.role,
-                new.content,
-                now,
-                None,
-                new.metadata,
-                new.item,
-                None,
+        j, at = self._j, to_iso(now)
+        added, rows, texts = [], [], []
+        ids = new_ids(len(messages))
+        for seq, (id_, new) in enumerate(zip(ids, messages, strict=True), first):
+            message = new_message(
+                id_, session_id, seq, new.role, new.content, now, None, new.metadata, new.item, None
             )
-            for n, (id_, new) in enumerate(zip(new_ids(len(messages)), messages, strict=True))
-        ]
-        rows = [self._message_row(m) for m in added]
-        await tx.many("insert_message", rows)
-        at = to_iso(now)
+            metadata, item = j(new.metadata), j(new.item)
+            added.append(message)
+            rows.append((id_, seq, new.role._value_, new.content, metadata, item))
+            texts.append(message_event_json(message, at, metadata, item))
+        await tx.insert_rows("insert_messages", rows, session_id=session_id, created_at=to_us(now))
         await self._encoded_events(
             tx,
             EventType.MESSAGE_ADDED,
@@ -443,10 +438,7 @@ class SessionsPart(SqlBase):
             now=now,
             session_id=session_id,
             run_id=None,
-            texts=[
-                message_event_json(m, at, row["metadata"], row["item"])
-                for m, row in zip(added, rows, strict=True)
-            ],
+            texts=texts,
             told=lambda: [{"message": m} for m in added],
         )
         return added

@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 from tether.core.errors import StoreError, StoreUnavailable, UsageError
 from tether.store.changes import ChangeFeed
 from tether.store.migrate import Migration, load_migrations, pending
-from tether.store.sql.database import Row
+from tether.store.sql.database import Events, Row
 from tether.store.sql.queries import load_queries
 from tether.store.sql.text import check_json, check_params, not_unicode
 from tether.store.sqlite.lock import ConnectionLock
@@ -40,6 +40,9 @@ _QUERIES = load_queries("sqlite")
 BUSY_SECONDS = 10.0
 #: json.dumps with these options, without building an encoder on every call.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+#: The longest JSON text one statement of a batch takes (in characters): a larger batch goes
+#: in several, far below SQLite's limit on a value (a billion bytes by default).
+MAX_BATCH_TEXT = 16_000_000
 
 
 class _Tx:
@@ -96,12 +99,19 @@ class _Tx:
     async def later(self, query: str, /, **params: Any) -> None:
         await self.run(query, **params)
 
-    async def append_events(self, events: list[dict[str, Any]], /) -> None:
+    async def insert_rows(self, query: str, rows: list[tuple[Any, ...]], /, **params: Any) -> None:
+        for text in _json_arrays(rows, _encode):
+            await self.run(query, rows=check_json(text), **params)
+
+    async def append_events(self, events: Events, /) -> None:
         # One writer at a time: ids are allocated in commit order already.
-        if len(events) == 1:
-            await self.run("insert_event", **events[0])
-        else:
-            await self.many("insert_event", events)
+        type_, owner, session_id, run_id, created_at, data = events
+        shared = {"type": type_, "owner": owner, "session_id": session_id, "run_id": run_id}
+        if len(data) == 1:
+            await self.run("insert_event", **shared, data=data[0], created_at=created_at)
+            return
+        for text in _json_arrays(data, _join):
+            await self.run("insert_events", **shared, data=text, created_at=created_at)
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
@@ -432,3 +442,18 @@ def _statements(script: str) -> list[str]:
     ):
         raise StoreError("a migration ends with an incomplete statement")
     return statements
+
+
+def _join(texts: list[str]) -> str:
+    """A JSON array of JSON texts."""
+    return f"[{','.join(texts)}]"
+
+
+def _json_arrays(items: list[Any], encode: Callable[[list[Any]], str]) -> list[str]:
+    """items as JSON arrays (encode makes one): one, or, past MAX_BATCH_TEXT, as many as
+    halving takes (an item longer than that still goes alone)."""
+    text = encode(items)
+    if len(text) <= MAX_BATCH_TEXT or len(items) == 1:
+        return [text]
+    half = len(items) // 2
+    return _json_arrays(items[:half], encode) + _json_arrays(items[half:], encode)

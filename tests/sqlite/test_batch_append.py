@@ -1,0 +1,112 @@
+"""A batch append on SQLite goes in one statement per table, from one JSON text each: its rows
+and its events' data come out exactly as given (text for text, the events' JSON byte for
+byte), in order, and a batch too large for one text goes in several with nothing changed."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support import OWNER, Factory
+from tether.core.clock import ManualClock, to_iso
+from tether.core.message import NewMessage, Role
+from tether.store.factory import open_store
+from tether.store.sql.rows import message_event_json
+from tether.store.sql.store import SqlStore
+from tether.store.sqlite import database
+
+TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+OBJECTS = st.dictionaries(TEXT, VALUES, max_size=4)
+MESSAGES = st.lists(
+    st.builds(NewMessage, st.sampled_from(list(Role)), TEXT, OBJECTS, st.none() | OBJECTS),
+    min_size=2,
+    max_size=6,
+)
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[SqlStore]:
+    store = open_store(str(tmp_path / "t.db"))
+    assert isinstance(store, SqlStore)
+    yield store
+    loop.run_until_complete(store.close())
+
+
+def _stored(store: SqlStore, session_id: str) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """The session's message rows and its message.added events' data, as the file holds them."""
+    with sqlite3.connect(store.location) as conn:
+        rows = conn.execute(
+            "SELECT id, seq, role, content, metadata, item FROM messages"
+            " WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+        ).fetchall()
+        data = conn.execute(
+            "SELECT data FROM events WHERE session_id = ? AND type = 'message.added' ORDER BY id",
+            (session_id,),
+        ).fetchall()
+    return rows, [d for (d,) in data]
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(messages=MESSAGES)
+def test_rows_and_event_texts_are_exactly_what_was_given(
+    sqlite_store: SqlStore,
+    loop: asyncio.AbstractEventLoop,
+    clock: ManualClock,
+    messages: list[NewMessage],
+) -> None:
+    async def append() -> None:
+        session = await Factory(sqlite_store, clock).session()
+        added = await sqlite_store.add_messages(
+            session_id=session.id, owner=OWNER, messages=messages, now=clock.now()
+        )
+        rows, data = _stored(sqlite_store, session.id)
+        dump = sqlite_store.database.dump_json
+        assert rows == [
+            (m.id, m.seq, m.role.value, m.content, dump(m.metadata), dump(m.item)) for m in added
+        ]
+        at = to_iso(added[0].created_at)
+        assert data == [message_event_json(m, at, dump(m.metadata), dump(m.item)) for m in added]
+
+    loop.run_until_complete(append())
+
+
+async def test_a_batch_larger_than_one_text_goes_in_several_unchanged(
+    sqlite_store: SqlStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database, "MAX_BATCH_TEXT", 1000)
+    session = await Factory(sqlite_store, clock).session()
+    given_ = [NewMessage(Role.USER, f"{n} " + "x" * 150) for n in range(40)]
+    added = await sqlite_store.add_messages(
+        session_id=session.id, owner=OWNER, messages=given_, now=clock.now()
+    )
+    rows, data = _stored(sqlite_store, session.id)
+    assert [(r[1], r[3]) for r in rows] == [(n, m.content) for n, m in enumerate(given_, 1)]
+    assert [m.seq for m in added] == list(range(1, 41))
+    assert [sqlite_store.database.load_json(d)["message"]["seq"] for d in data] == list(
+        range(1, 41)
+    )
