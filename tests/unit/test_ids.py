@@ -21,7 +21,9 @@ def test_ids_made_many_at_once_increase_with_those_made_one_by_one() -> None:
     ids = [new_id(), *new_ids(5000), new_id(), *new_ids(1), new_id()]
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
-    assert all(uuid.UUID(made).version == 7 and is_id(made) for made in ids)
+    parsed = [uuid.UUID(made) for made in ids]
+    assert all(p.version == 7 and p.variant == uuid.RFC_4122 for p in parsed)
+    assert all(is_id(made) for made in ids)
     assert new_ids(0) == []
 
 
