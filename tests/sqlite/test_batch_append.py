@@ -1,6 +1,6 @@
-"""A batch append on SQLite goes in one statement per table, from one JSON text each: its rows
-and its events' data come out exactly as given (text for text, the events' JSON byte for
-byte), in order, and a batch too large for one text goes in several with nothing changed."""
+"""A batch append on SQLite writes its rows in a few multi-row INSERTs per table: the messages
+and their events' data come out exactly as given (text for text, the events' JSON byte for
+byte), in order, whatever the size of the batch."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from tether.core.message import NewMessage, Role
 from tether.store.factory import open_store
 from tether.store.sql.rows import message_event_json
 from tether.store.sql.store import SqlStore
-from tether.store.sqlite import database
 
 TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
 SCALARS = (
@@ -95,18 +94,19 @@ def test_rows_and_event_texts_are_exactly_what_was_given(
     loop.run_until_complete(append())
 
 
-async def test_a_batch_larger_than_one_text_goes_in_several_unchanged(
-    sqlite_store: SqlStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("size", [3, 64, 100, 1000])
+async def test_a_batch_goes_in_statements_of_a_few_sizes_in_order(
+    sqlite_store: SqlStore, clock: ManualClock, size: int
 ) -> None:
-    monkeypatch.setattr(database, "MAX_BATCH_TEXT", 1000)
     session = await Factory(sqlite_store, clock).session()
-    given_ = [NewMessage(Role.USER, f"{n} " + "x" * 150) for n in range(40)]
+    given_ = [NewMessage(Role.USER, f"m{n}", {"n": n}) for n in range(size)]
     added = await sqlite_store.add_messages(
         session_id=session.id, owner=OWNER, messages=given_, now=clock.now()
     )
     rows, data = _stored(sqlite_store, session.id)
-    assert [(r[1], r[3]) for r in rows] == [(n, m.content) for n, m in enumerate(given_, 1)]
-    assert [m.seq for m in added] == list(range(1, 41))
-    assert [sqlite_store.database.load_json(d)["message"]["seq"] for d in data] == list(
-        range(1, 41)
-    )
+    assert [(r[1], r[3], r[4]) for r in rows] == [
+        (n, f"m{n - 1}", f'{{"n":{n - 1}}}') for n in range(1, size + 1)
+    ]
+    assert [m.seq for m in added] == list(range(1, size + 1))
+    loaded = [sqlite_store.database.load_json(d)["message"] for d in data]
+    assert [(m["seq"], m["content"]) for m in loaded] == [(r[1], r[3]) for r in rows]

@@ -24,6 +24,7 @@ import secrets
 import select
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from itertools import chain
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -42,7 +43,7 @@ from tether.store.migrate import load_migrations, pending
 from tether.store.postgres.listener import Listener, notify_payloads
 from tether.store.sql.database import Events, Row
 from tether.store.sql.queries import load_queries
-from tether.store.sql.text import NUL_REFUSED, check_json, not_unicode
+from tether.store.sql.text import NUL_REFUSED, check_json, check_values, not_unicode
 
 _PACKAGE = "tether.store.postgres"
 _QUERIES = load_queries("postgres")
@@ -151,13 +152,9 @@ class _Tx:
         self._later.append((_QUERIES[query], params))
 
     async def insert_rows(self, query: str, rows: list[tuple[Any, ...]], /, **params: Any) -> None:
-        # (binary arrays: psycopg's own check for a NUL, which PostgreSQL text cannot hold,
-        # is done here)
-        columns = [list(values) for values in zip(*rows, strict=True)]
-        for values in columns:
-            if any(type(v) is str and "\x00" in v for v in values):
-                raise UsageError(NUL_REFUSED)
-        params.update({f"rows_{n}": values for n, values in enumerate(columns)})
+        check_values(chain.from_iterable(rows))  # (in binary arrays, psycopg does not)
+        columns = zip(*rows, strict=True)
+        params.update({f"rows_{n}": list(values) for n, values in enumerate(columns)})
         await self._execute(query, params)
 
     async def append_events(self, events: Events, /) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import count
 from typing import Any
 
 from tether.core.clock import to_iso
@@ -420,16 +421,22 @@ class SessionsPart(SqlBase):
         their number (see Tx.insert_rows)."""
         first = touched["message_count"] - len(messages) + 1
         j, at = self._j, to_iso(now)
-        added, rows, texts = [], [], []
-        ids = new_ids(len(messages))
-        for seq, (id_, new) in enumerate(zip(ids, messages, strict=True), first):
-            message = new_message(
+        metadata = [j(new.metadata) if new.metadata else "{}" for new in messages]
+        items = [None if new.item is None else j(new.item) for new in messages]
+        added = [
+            new_message(
                 id_, session_id, seq, new.role, new.content, now, None, new.metadata, new.item, None
             )
-            metadata, item = j(new.metadata), j(new.item)
-            added.append(message)
-            rows.append((id_, seq, new.role._value_, new.content, metadata, item))
-            texts.append(message_event_json(message, at, metadata, item))
+            for seq, id_, new in zip(count(first), new_ids(len(messages)), messages)
+        ]
+        rows = [
+            (m.id, m.seq, m.role._value_, m.content, meta, item)
+            for m, meta, item in zip(added, metadata, items, strict=True)
+        ]
+        texts = [
+            message_event_json(m, at, meta, item)
+            for m, meta, item in zip(added, metadata, items, strict=True)
+        ]
         await tx.insert_rows("insert_messages", rows, session_id=session_id, created_at=to_us(now))
         await self._encoded_events(
             tx,

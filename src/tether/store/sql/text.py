@@ -4,7 +4,7 @@ refuses it everywhere: a database it writes on SQLite can always be copied to Po
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tether.core.errors import UsageError
@@ -21,7 +21,12 @@ def not_unicode(exc: UnicodeEncodeError) -> UsageError:
 
 def check_params(params: Mapping[str, Any]) -> None:
     """Raise UsageError when a text parameter holds a NUL character."""
-    for value in params.values():
+    check_values(params.values())
+
+
+def check_values(values: Iterable[Any]) -> None:
+    """Raise UsageError when a text value holds a NUL character."""
+    for value in values:
         if type(value) is str and "\x00" in value:
             raise UsageError(NUL_REFUSED)
 

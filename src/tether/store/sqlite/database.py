@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache, partial
+from itertools import chain, count
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -28,7 +31,7 @@ from tether.store.changes import ChangeFeed
 from tether.store.migrate import Migration, load_migrations, pending
 from tether.store.sql.database import Events, Row
 from tether.store.sql.queries import load_queries
-from tether.store.sql.text import check_json, check_params, not_unicode
+from tether.store.sql.text import check_json, check_params, check_values, not_unicode
 from tether.store.sqlite.lock import ConnectionLock
 
 T = TypeVar("T")
@@ -40,9 +43,12 @@ _QUERIES = load_queries("sqlite")
 BUSY_SECONDS = 10.0
 #: json.dumps with these options, without building an encoder on every call.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-#: The longest JSON text one statement of a batch takes (in characters): a larger batch goes
-#: in several, far below SQLite's limit on a value (a billion bytes by default).
-MAX_BATCH_TEXT = 16_000_000
+#: The most rows one statement of a batch insert takes: rows of up to 15 values stay below
+#: the 999 parameters older SQLite builds allow a statement.
+MAX_ROWS = 64
+#: A :named parameter, and one (that or a ?) of a statement.
+_NAMED = re.compile(r"(?<![:\w]):(\w+)")
+_PARAMETER = re.compile(rf"{_NAMED.pattern}|\?")
 
 
 class _Tx:
@@ -100,8 +106,9 @@ class _Tx:
         await self.run(query, **params)
 
     async def insert_rows(self, query: str, rows: list[tuple[Any, ...]], /, **params: Any) -> None:
-        for text in _json_arrays(rows, _encode):
-            await self.run(query, rows=check_json(text), **params)
+        values = list(chain.from_iterable(rows))
+        check_values(values)
+        await self._insert(query, values, params)
 
     async def append_events(self, events: Events, /) -> None:
         # One writer at a time: ids are allocated in commit order already.
@@ -109,9 +116,23 @@ class _Tx:
         shared = {"type": type_, "owner": owner, "session_id": session_id, "run_id": run_id}
         if len(data) == 1:
             await self.run("insert_event", **shared, data=data[0], created_at=created_at)
-            return
-        for text in _json_arrays(data, _join):
-            await self.run("insert_events", **shared, data=text, created_at=created_at)
+        else:  # (JSON texts: no NUL in them)
+            await self._insert("insert_events", data, {**shared, "created_at": created_at})
+
+    async def _insert(self, query: str, values: list[Any], params: dict[str, Any]) -> None:
+        """Run the named INSERT … VALUES (row) for every row of values (the values the ? of
+        each row take, one row after the other) beside params, in statements of at most
+        MAX_ROWS rows: powers of two, so that whatever the batch sizes a query is prepared in
+        a few forms only (and the cached statements are reused)."""
+        _, names, width = _insert_form(query, 1)
+        shared, conn = [params[name] for name in names], self._conn
+        start, total = 0, len(values) // width
+        while start < total:
+            rows = min(MAX_ROWS, 1 << ((total - start).bit_length() - 1))
+            bound = shared + values[start * width : (start + rows) * width]
+            execute = partial(conn.execute, _insert_form(query, rows)[0], bound)
+            await self._db.call(conn, execute, query)
+            start += rows
 
     def publish(self, *topics: str) -> None:
         self.topics.extend(topics)
@@ -444,16 +465,19 @@ def _statements(script: str) -> list[str]:
     return statements
 
 
-def _join(texts: list[str]) -> str:
-    """A JSON array of JSON texts."""
-    return f"[{','.join(texts)}]"
+@cache
+def _insert_form(query: str, rows: int) -> tuple[str, tuple[str, ...], int]:
+    """The named INSERT … VALUES (row) query with its row written rows times, every parameter
+    numbered: its :named ones ?1, ?2 … (the same in every row), then each ?, row after row.
+    Its text, the names in the order they are numbered, and how many ? a row has."""
+    head, values, row = _QUERIES[query].rpartition("VALUES ")
+    assert values and row.startswith("(") and row.endswith(")"), f"{query}: no VALUES (row)"
+    names = tuple(dict.fromkeys(_NAMED.findall(row)))
+    numbers = count(len(names) + 1)
 
+    def number(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return f"?{names.index(name) + 1 if name else next(numbers)}"
 
-def _json_arrays(items: list[Any], encode: Callable[[list[Any]], str]) -> list[str]:
-    """items as JSON arrays (encode makes one): one, or, past MAX_BATCH_TEXT, as many as
-    halving takes (an item longer than that still goes alone)."""
-    text = encode(items)
-    if len(text) <= MAX_BATCH_TEXT or len(items) == 1:
-        return [text]
-    half = len(items) // 2
-    return _json_arrays(items[:half], encode) + _json_arrays(items[half:], encode)
+    text = ",".join(_PARAMETER.sub(number, row) for _ in range(rows))
+    return f"{head}VALUES {text}", names, row.count("?")

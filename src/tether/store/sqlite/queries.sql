@@ -466,18 +466,12 @@ SELECT * FROM (SELECT * FROM memory WHERE scope = 'app' AND scope_id = :app AND 
 -- batch appends ---------------------------------------------------------------------------------
 
 -- name: insert_messages
--- A batch of messages in one statement (Tx.insert_rows): :rows is a JSON array of
--- [id, seq, role, content, metadata, item] arrays, metadata and item as their JSON texts.
+-- The messages of a batch (Tx.insert_rows), its VALUES row written once for each, its ? taking
+-- the row's [id, seq, role, content, metadata, item] (metadata and item as their JSON texts).
 INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, created_at, item)
-SELECT json_extract(value, '$[0]'), :session_id, json_extract(value, '$[1]'),
-       json_extract(value, '$[2]'), json_extract(value, '$[3]'), NULL,
-       json_extract(value, '$[4]'), :created_at, json_extract(value, '$[5]')
-FROM json_each(:rows);
+VALUES (?, :session_id, ?, ?, ?, NULL, ?, :created_at, ?);
 
 -- name: insert_events
--- Events that share all but their data, in one statement: :data is the JSON array of their
--- data objects (each comes back as the text it was given in: compact JSON renders as itself).
+-- Events that share all but their data, its VALUES row written once for each, in order.
 INSERT INTO events (type, owner, session_id, run_id, data, created_at)
-SELECT :type, :owner, :session_id, :run_id, value, :created_at
-FROM json_each(:data)
-ORDER BY key;
+VALUES (:type, :owner, :session_id, :run_id, ?, :created_at);
