@@ -54,11 +54,11 @@ class Tx(ReadTx, Protocol):
         """Execute a named query once per parameter set (bulk copies)."""
 
     async def insert_rows(self, query: str, rows: list[tuple[Any, ...]], /, **params: Any) -> None:
-        """Execute a named query that inserts rows handed over at once, each a tuple of the
-        values the query reads, in its order (text, integers, None; JSON as its text), beside
-        params: SQLite reads them from :rows, a JSON array of arrays (json_each), possibly in
-        several statements for a very large batch; PostgreSQL from one array per position,
-        :rows_0, :rows_1 … (unnest)."""
+        """Execute a named query that inserts rows handed over at once, in order, each a tuple
+        of the values the query reads, in its order (text, integers, None; JSON as its text),
+        beside params. SQLite's query is an INSERT … VALUES (row) whose ? take a row's values:
+        it runs with that row written once per row (a few statements for a large batch);
+        PostgreSQL's reads one array per position, :rows_0, :rows_1 … (unnest)."""
 
     async def later(self, query: str, /, **params: Any) -> None:
         """Execute a named query whose outcome nothing waits for: at once, or with the commit
