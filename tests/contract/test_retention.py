@@ -95,21 +95,6 @@ async def test_an_import_can_change_the_owner(
         await other.close()
 
 
-async def test_an_event_whose_data_is_no_object_is_refused(
-    store: Store, make: Factory, clock: ManualClock, backend: Backend
-) -> None:
-    session_id = await _full_session(store, make, clock)
-    archive = await store.export_session(session_id, owner=None)
-    archive["events"][-1]["data"] = "a text"
-    other = backend.open(backend.new_url())
-    try:
-        with pytest.raises(UsageError, match="not an object"):
-            await other.import_session(archive, owner=None)
-        assert await other.get_session(session_id) is None
-    finally:
-        await other.close()
-
-
 @pytest.mark.parametrize(
     "broken",
     [

@@ -21,8 +21,7 @@ class Events(NamedTuple):
     run_id: str | None
     #: Microseconds since the epoch.
     created_at: int
-    #: Each event's data column, in order: the compact JSON text of an object, as dump_json
-    #: makes it.
+    #: Each event's data column (its JSON text, as dump_json makes it), in order.
     data: list[str]
 
 

@@ -165,8 +165,6 @@ class RetentionPart(SqlBase):
                 ]
                 if rows:
                     await tx.many(f"copy_insert_{table}", rows)
-            if not all(isinstance(e["data"], dict) for e in archive["events"]):
-                raise UsageError("a session export with an event whose data is not an object")
             events = [self._stored({**e, **owned}, *_EVENT) for e in archive["events"]]
             for (type_, owner_, session, run, at), group in groupby(events, key=_shared):
                 data = [e["data"] for e in group]

@@ -417,8 +417,8 @@ class SessionsPart(SqlBase):
         self, tx: Tx, touched: Row, session_id: str, messages: Sequence[NewMessage], now: datetime
     ) -> list[Message]:
         """Insert messages (already counted by _touch_active, whose row touched is) with their
-        events, inside tx: one statement for the messages and one for the events, whatever
-        their number (see Tx.insert_rows)."""
+        events, inside tx: all the messages at once, then all the events (Tx.insert_rows,
+        Tx.append_events)."""
         first = touched["message_count"] - len(messages) + 1
         j, at = self._j, to_iso(now)
         metadata = [j(new.metadata) if new.metadata else "{}" for new in messages]
