@@ -9,6 +9,12 @@ the schema tether ships and under the leanest schema that keeps the same guarant
   primary key and a unique ``(session_id, seq)`` key, then COMMIT;
 * ``shipped``: tether's own migrations and its named statements (``touch_active_session``,
   ``insert_message``, ``insert_event``), in one ``BEGIN IMMEDIATE`` … ``COMMIT``;
+* ``schema 11``, the same statements on the schema before messages were stored in
+  ``(session_id, seq)`` order (migrations 0001 to 0011), alone and with each schema change below
+  applied alone on top of it, to show what each one saves: ``+ messages by (session_id, seq)``
+  (WITHOUT ROWID, a unique ``id``), ``+ events without AUTOINCREMENT`` (event ids would then need
+  tombstones to never be reused after a delete), ``+ activity by the second`` (the session's
+  activity and expiry indexes keyed by a second column a trigger moves at most once a second);
 * ``leanest``: every schema change that saves a page, stacked: events without AUTOINCREMENT
   (event ids would then need tombstones to never be reused after a delete), messages stored in
   ``(session_id, seq)`` order (WITHOUT ROWID) with a unique ``id``, and the session's activity
@@ -46,6 +52,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tether.core.ids import new_id
+from tether.store.migrate import load_migrations
 from tether.store.sql.queries import load_queries
 from tether.store.sqlite.database import SqliteDatabase
 
@@ -56,6 +63,49 @@ CONTENT = (
 OWNER = "local"
 TTL_SECONDS = 30 * 24 * 3600
 ROUND = 100
+#: The schema the per-change variants start from: the last migration before messages were
+#: stored in (session_id, seq) order.
+BASE_VERSION = 11
+
+#: Each schema change alone, as a script applied on schema BASE_VERSION.
+CHANGES = {
+    "messages by (session_id, seq)": """
+CREATE TABLE messages_by_seq (
+    id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+    content TEXT NOT NULL, run_id TEXT, metadata TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL, item TEXT, removed_at INTEGER,
+    PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+INSERT INTO messages_by_seq SELECT * FROM messages;
+DROP TABLE messages;
+ALTER TABLE messages_by_seq RENAME TO messages;
+CREATE INDEX messages_by_run ON messages (run_id) WHERE run_id IS NOT NULL;
+""",
+    "events without AUTOINCREMENT": """
+CREATE TABLE events_plain (
+    id INTEGER PRIMARY KEY, type TEXT NOT NULL, owner TEXT NOT NULL, session_id TEXT,
+    run_id TEXT, data TEXT NOT NULL, created_at INTEGER NOT NULL);
+INSERT INTO events_plain SELECT * FROM events;
+DROP TABLE events;
+ALTER TABLE events_plain RENAME TO events;
+CREATE INDEX events_by_session ON events (session_id, id) WHERE session_id IS NOT NULL;
+CREATE INDEX events_by_run ON events (run_id, id) WHERE run_id IS NOT NULL;
+""",
+    "activity by the second": """
+ALTER TABLE sessions ADD COLUMN activity_second INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET activity_second = last_activity_at / 1000000;
+DROP INDEX sessions_by_activity;
+CREATE INDEX sessions_by_activity ON sessions (owner, activity_second DESC, id DESC);
+DROP INDEX sessions_by_expiry;
+CREATE INDEX sessions_by_expiry ON sessions ((activity_second + ttl_seconds))
+    WHERE status = 'active' AND ttl_seconds IS NOT NULL;
+CREATE TRIGGER sessions_activity_second AFTER UPDATE OF last_activity_at ON sessions
+WHEN new.last_activity_at / 1000000 <> new.activity_second
+BEGIN
+    UPDATE sessions SET activity_second = new.last_activity_at / 1000000 WHERE id = new.id;
+END;
+""",
+}
 
 _BARE_SCHEMA = """
 CREATE TABLE messages (
@@ -210,9 +260,34 @@ def _fill(conn: sqlite3.Connection, session_id: str, history: int, event_sql: st
     conn.execute("COMMIT")
 
 
-def _shipped(folder: Path, durability: str, history: int, count: int) -> Variant:
-    path = folder / "shipped.db"
-    SqliteDatabase(path).close_now()  # tether's migrations, as shipped
+def _schema_11(path: Path, change: str | None) -> None:
+    """Migrations 0001 to BASE_VERSION, then the one change named (if any)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    for migration in load_migrations("tether.store.sqlite")[:BASE_VERSION]:
+        conn.executescript(migration.sql)
+    if change is not None:
+        conn.executescript(CHANGES[change])
+    conn.close()
+
+
+def _shipped(
+    folder: Path,
+    durability: str,
+    history: int,
+    count: int,
+    *,
+    base: bool = False,
+    change: str | None = None,
+) -> Variant:
+    if base:
+        name = f"schema {BASE_VERSION}" + (f" + {change}" if change else "")
+        path = folder / (
+            name.replace(" ", "_").replace(",", "").replace("(", "").replace(")", "") + ".db"
+        )
+        _schema_11(path, change)
+    else:
+        name, path = "shipped", folder / "shipped.db"
+        SqliteDatabase(path).close_now()  # tether's migrations, as shipped
     queries = load_queries("sqlite")
     conn = _connect(path, durability)
     session_id, now = new_id(), _now_us()
@@ -261,7 +336,15 @@ def _shipped(folder: Path, durability: str, history: int, count: int) -> Variant
         )
         conn.execute("COMMIT")
 
-    return Variant("shipped", "all (tether's schema and statements)", path, conn, append)
+    if not base:
+        keeps = "all (tether's schema and statements)"
+    elif change == "events without AUTOINCREMENT":
+        keeps = "all, if event ids get tombstones"
+    elif change == "activity by the second":
+        keeps = "all; listing reads by the second, then sorts"
+    else:
+        keeps = "all"
+    return Variant(name, keeps, path, conn, append)
 
 
 def _leanest(
@@ -399,10 +482,13 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="tether-floor-", dir=args.dir))
     variants: list[Variant] = []
     try:
-        console.print(f"filling 5 files with {args.history:,} messages each in {folder} …")
+        console.print(f"filling 9 files with {args.history:,} messages each in {folder} …")
         count = args.warmup + args.iterations
         where = (folder, args.durability, args.history, count)
         variants.append(_bare(*where))
+        variants.append(_shipped(*where, base=True))
+        for change in CHANGES:
+            variants.append(_shipped(*where, base=True, change=change))
         variants.append(_shipped(*where))
         variants.append(_leanest(*where))
         variants.append(_leanest(*where, event=False))
