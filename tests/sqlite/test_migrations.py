@@ -4,6 +4,7 @@ is upgraded with its data, a newer one is refused, and nothing is applied twice.
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from tests.support import (
 )
 from tether.core.errors import SchemaTooNew, StoreError
 from tether.core.memory import MemoryScope
-from tether.core.status import RunStatus
+from tether.core.message import Role
+from tether.core.session import Session
+from tether.core.status import RunStatus, SessionStatus
 from tether.store.factory import open_store
 from tether.store.migrate import load_migrations
 from tether.store.sqlite.database import SqliteDatabase, _statements
@@ -235,3 +238,85 @@ async def test_the_conversation_core_keeps_memory_and_messages_and_adds_the_app_
             )
         }
     assert {"memory_by_session", "memory_by_update", "memory_by_source_run"} <= indexes
+
+
+def _at_version_before(path: Path, name: str, rows: tuple[str, ...]) -> None:
+    """A file with every migration before the one named applied, and rows written then."""
+    names = [m.name for m in MIGRATIONS]
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+            " applied_at TEXT NOT NULL)"
+        )
+        for migration in MIGRATIONS[: names.index(name)]:
+            for statement in _statements(migration.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_version VALUES (?, ?, 'then')",
+                (migration.version, migration.name),
+            )
+        for statement in rows:
+            conn.execute(statement)
+
+
+def _activity(path: Path) -> dict[str, tuple[int, int]]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT id, last_activity_at, activity_second FROM sessions")
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+
+#: Sessions written before version 12: two active within one second (s1, then s2), one before
+#: (with no TTL).
+ROWS_BEFORE_LEAN_APPENDS = tuple(
+    "INSERT INTO sessions (id, owner, status, ttl_seconds, created_at, updated_at,"
+    f" last_activity_at) VALUES ('{sid}', 'alice', 'active', {ttl}, 0, 0, {at})"
+    for sid, ttl, at in (
+        ("s0", "NULL", 1_000_250_000),
+        ("s1", 60, 5_000_100_000),
+        ("s2", 60, 5_000_900_000),
+    )
+)
+
+
+async def test_version_twelve_keys_session_activity_by_the_second_and_keeps_the_order(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v11.db"
+    _at_version_before(path, "lean_appends", ROWS_BEFORE_LEAN_APPENDS)
+    store = SqliteStore(path)
+    try:
+        assert await store.schema_version() == LATEST
+        assert _activity(path) == {
+            "s0": (1_000_250_000, 1_000),
+            "s1": (5_000_100_000, 5_000),
+            "s2": (5_000_900_000, 5_000),
+        }
+        now = datetime.fromtimestamp(5_001, UTC)
+        page = await store.list_sessions(owner="alice", now=now)
+        assert [s.id for s in page.data] == ["s2", "s1", "s0"]
+        # The column follows every write of the time: a new session, and activity.
+        await store.add_message(
+            session_id="s0", owner=None, role=Role.USER, content="back", now=now
+        )
+        created = await store.create_session(
+            Session(
+                id="s3",
+                owner="alice",
+                title=None,
+                status=SessionStatus.ACTIVE,
+                created_at=now,
+                updated_at=now,
+                last_activity_at=now - timedelta(seconds=2.5),
+            )
+        )
+        assert created.id == "s3"
+        activity = _activity(path)
+        assert activity["s0"] == (5_001_000_000, 5_001)
+        assert activity["s3"] == (4_998_500_000, 4_998)
+        page = await store.list_sessions(owner="alice", now=now)
+        assert [s.id for s in page.data] == ["s0", "s2", "s1", "s3"]
+        # Expiry stays exact: s1 expires at 5,060.1 s, s2 at 5,060.9 s.
+        swept = await store.expire_sessions(now=datetime.fromtimestamp(5_060.5, UTC))
+        assert [s.id for s in swept] == ["s1"]
+    finally:
+        await store.close()

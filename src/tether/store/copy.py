@@ -52,6 +52,10 @@ def _table(
 #: processes, not to its data.
 NOT_COPIED = frozenset({"workers"})
 
+#: Columns a database derives from the others by itself (SQLite's triggers keep the second of
+#: a session's last activity): neither carried nor refused, since the target derives them again.
+DERIVED = frozenset({("sessions", "activity_second")})
+
 #: Every other table of the schema, in an order that keeps references pointing backwards.
 TABLES: tuple[Table, ...] = (
     _table(
@@ -288,7 +292,9 @@ async def _check_columns(db: Database, location: str) -> None:
     """Refuse a database whose tables have columns other than those the copy carries."""
     for table in TABLES:
         found = await columns(db, table.name)
-        unknown = ", ".join(c for c in found if c not in table.columns)
+        unknown = ", ".join(
+            c for c in found if c not in table.columns and (table.name, c) not in DERIVED
+        )
         absent = ", ".join(c for c in table.columns if c not in found)
         problems = [
             *([f"has columns the copy would drop ({unknown})"] if unknown else []),

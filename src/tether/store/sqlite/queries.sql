@@ -15,6 +15,8 @@ WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000
   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now);
 
 -- name: list_sessions_first
+-- Newest activity first: the sessions_by_activity index gives the second, a sort within each
+-- second the exact time (the order of last_activity_at DESC, id DESC).
 SELECT * FROM sessions
 WHERE owner = :owner
   AND (:status IS NULL
@@ -32,12 +34,13 @@ WHERE owner = :owner
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
         WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
-ORDER BY last_activity_at DESC, id DESC
+ORDER BY activity_second DESC, last_activity_at DESC, id DESC
 LIMIT :limit;
 
 -- name: list_sessions_after
 SELECT * FROM sessions
 WHERE owner = :owner
+  AND activity_second <= :cursor_at / 1000000
   AND (last_activity_at < :cursor_at OR (last_activity_at = :cursor_at AND id < :cursor_id))
   AND (:status IS NULL
        OR (:status = 'closed' AND status = 'closed')
@@ -54,7 +57,7 @@ WHERE owner = :owner
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
         WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
-ORDER BY last_activity_at DESC, id DESC
+ORDER BY activity_second DESC, last_activity_at DESC, id DESC
 LIMIT :limit;
 
 -- name: close_session
@@ -68,10 +71,12 @@ WHERE id = :id AND status = 'active'
 RETURNING *;
 
 -- name: expirable_sessions
+-- The sessions_by_expiry index finds those whose expiry second has begun; the exact test follows.
 SELECT * FROM sessions
 WHERE status = 'active' AND ttl_seconds IS NOT NULL
+  AND activity_second + ttl_seconds < :now / 1000000 + 1
   AND last_activity_at + ttl_seconds * 1000000 <= :now
-ORDER BY last_activity_at + ttl_seconds * 1000000
+ORDER BY activity_second + ttl_seconds, last_activity_at + ttl_seconds * 1000000
 LIMIT :limit;
 
 -- messages -------------------------------------------------------------------------------------
