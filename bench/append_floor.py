@@ -9,17 +9,15 @@ the schema tether ships and under the leanest schema that keeps the same guarant
   primary key and a unique ``(session_id, seq)`` key, then COMMIT;
 * ``shipped``: tether's own migrations and its named statements (``touch_active_session``,
   ``insert_message``, ``insert_event``), in one ``BEGIN IMMEDIATE`` … ``COMMIT``;
-* ``schema 11``, the same statements on the schema before messages were stored in
-  ``(session_id, seq)`` order (migrations 0001 to 0011), alone and with each schema change below
-  applied alone on top of it, to show what each one saves: ``+ messages by (session_id, seq)``
-  (WITHOUT ROWID, a unique ``id``), ``+ events without AUTOINCREMENT`` (event ids would then need
-  tombstones to never be reused after a delete), ``+ activity by the second`` (the session's
-  activity and expiry indexes keyed by a second column a trigger moves at most once a second);
-* ``leanest``: every schema change that saves a page, stacked: events without AUTOINCREMENT
-  (event ids would then need tombstones to never be reused after a delete), messages stored in
-  ``(session_id, seq)`` order (WITHOUT ROWID) with a unique ``id``, and the session's activity
-  and expiry indexes keyed by the second (moved at most once a second; sessions active within
-  the same second would list by id) while the row keeps the exact time for the guard;
+* ``schema 11``: the same on the schema before migration 0012 (migrations 0001 to 0011, events
+  by AUTOINCREMENT), alone and with each schema change applied alone on top of it, to show what
+  each one saves: ``+ messages by (session_id, seq)`` (WITHOUT ROWID with a unique ``id``; not
+  shipped), ``+ events without AUTOINCREMENT`` (as shipped: a new id follows the highest present
+  and the highest ever deleted, which a trigger keeps), ``+ activity by the second`` (as
+  shipped: the session's activity and expiry indexes keyed by a column triggers move at most
+  once a second);
+* ``leanest``: the three changes stacked on a hand-written schema (its events are numbered by
+  SQLite alone: a deleted newest id would be reused), with the row keeping the exact time;
 * two variants of ``leanest`` that each drop a guarantee the store gives, to show what it costs:
   without the event in the transaction, and without the session row (no guard, no counter:
   ``seq`` read from the index).
@@ -82,14 +80,21 @@ ALTER TABLE messages_by_seq RENAME TO messages;
 CREATE INDEX messages_by_run ON messages (run_id) WHERE run_id IS NOT NULL;
 """,
     "events without AUTOINCREMENT": """
-CREATE TABLE events_plain (
+ALTER TABLE events RENAME TO events_autoincrement;
+CREATE TABLE events (
     id INTEGER PRIMARY KEY, type TEXT NOT NULL, owner TEXT NOT NULL, session_id TEXT,
     run_id TEXT, data TEXT NOT NULL, created_at INTEGER NOT NULL);
-INSERT INTO events_plain SELECT * FROM events;
-DROP TABLE events;
-ALTER TABLE events_plain RENAME TO events;
+INSERT INTO events SELECT * FROM events_autoincrement;
+INSERT INTO sqlite_sequence (name, seq) VALUES ('events', COALESCE(
+    (SELECT seq FROM sqlite_sequence WHERE name = 'events_autoincrement'), 0));
+DROP TABLE events_autoincrement;
 CREATE INDEX events_by_session ON events (session_id, id) WHERE session_id IS NOT NULL;
 CREATE INDEX events_by_run ON events (run_id, id) WHERE run_id IS NOT NULL;
+CREATE TRIGGER events_ids_are_never_reused AFTER DELETE ON events
+WHEN old.id > (SELECT seq FROM sqlite_sequence WHERE name = 'events')
+BEGIN
+    UPDATE sqlite_sequence SET seq = old.id WHERE name = 'events';
+END;
 """,
     "activity by the second": """
 ALTER TABLE sessions ADD COLUMN activity_second INTEGER NOT NULL DEFAULT 0;
@@ -131,6 +136,12 @@ CREATE TABLE events (
     run_id TEXT, data TEXT NOT NULL, created_at INTEGER NOT NULL);
 CREATE INDEX events_by_session ON events (session_id, id) WHERE session_id IS NOT NULL;
 """
+
+#: insert_event as schema 11 wrote it (AUTOINCREMENT chose the id).
+_AUTOINCREMENT_EVENT = (
+    "INSERT INTO events (type, owner, session_id, run_id, data, created_at)"
+    " VALUES (:type, :owner, :session_id, :run_id, :data, :created_at)"
+)
 
 _TOUCH = (
     "UPDATE sessions SET last_activity_at = :now, message_count = message_count + 1"
@@ -289,6 +300,12 @@ def _shipped(
         name, path = "shipped", folder / "shipped.db"
         SqliteDatabase(path).close_now()  # tether's migrations, as shipped
     queries = load_queries("sqlite")
+    # The shipped insert_event needs the shipped events table (its id after the highest deleted).
+    insert_event = (
+        _AUTOINCREMENT_EVENT
+        if base and change != "events without AUTOINCREMENT"
+        else queries["insert_event"]
+    )
     conn = _connect(path, durability)
     session_id, now = new_id(), _now_us()
     conn.execute(
@@ -296,7 +313,7 @@ def _shipped(
         " last_activity_at) VALUES (?, ?, 'active', ?, ?, ?, ?)",
         (session_id, OWNER, TTL_SECONDS, now, now, now),
     )
-    _fill(conn, session_id, history, queries["insert_event"])
+    _fill(conn, session_id, history, insert_event)
     items = _prepared(session_id, history, count)
 
     def append() -> None:
@@ -324,7 +341,7 @@ def _shipped(
             },
         )
         conn.execute(
-            queries["insert_event"],
+            insert_event,
             {
                 "type": "message.added",
                 "owner": touched[0],
@@ -339,7 +356,7 @@ def _shipped(
     if not base:
         keeps = "all (tether's schema and statements)"
     elif change == "events without AUTOINCREMENT":
-        keeps = "all, if event ids get tombstones"
+        keeps = "all (ids after the highest deleted)"
     elif change == "activity by the second":
         keeps = "all; listing reads by the second, then sorts"
     else:
@@ -411,7 +428,7 @@ def _leanest(
         conn.execute("COMMIT")
 
     if event and guard:
-        keeps = "all, if event ids get tombstones; activity per second"
+        keeps = "all but event ids never reused"
     elif event:
         keeps = "no guard, no counter, no activity"
     else:

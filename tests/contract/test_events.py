@@ -171,3 +171,28 @@ async def test_events_read_back_typed(store: Store, make: Factory, clock: Manual
     assert updated.data["session"]["context"] == {"dir": "x"}
     with pytest.raises(ValueError, match="carries no step"):
         _ = updated.step
+
+
+async def test_an_event_id_is_never_reused_after_the_newest_events_are_deleted(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    """Event ids are stream cursors: deleting the newest events (a run's, then a session's) must
+    not hand their ids out again."""
+    kept = await make.session()
+    gone = await make.session()
+    run = await make.run(gone.id)
+    await store.cancel_run(run.id, owner=None, now=clock.now(), reason="not needed")
+    of_run = max(e.id for e in await store.list_events(run_id=run.id))
+    await store.delete_run(run.id, owner=None)
+    first = await make.message(kept.id, "after the run went")
+    await make.message(gone.id, "soon deleted")
+    of_session = max(e.id for e in await store.list_events(session_id=gone.id))
+    await store.delete_session(gone.id, owner=None)
+    second = await make.message(kept.id, "after the session went")
+
+    added = {
+        e.data["message"]["id"]: e.id
+        for e in await store.list_events(session_id=kept.id)
+        if e.type == EventType.MESSAGE_ADDED
+    }
+    assert of_run < added[first.id] < of_session < added[second.id]

@@ -320,3 +320,40 @@ async def test_version_twelve_keys_session_activity_by_the_second_and_keeps_the_
         assert [s.id for s in swept] == ["s1"]
     finally:
         await store.close()
+
+
+#: Events written before version 12: five, of which the two newest were deleted since.
+EVENTS_BEFORE_LEAN_APPENDS = (
+    "INSERT INTO sessions (id, owner, status, created_at, updated_at, last_activity_at)"
+    " VALUES ('s1', 'alice', 'active', 0, 0, 0)",
+    *(
+        "INSERT INTO events (type, owner, session_id, data, created_at)"
+        f" VALUES ('message.added', 'alice', 's1', '{{\"n\": {n}}}', {n})"
+        for n in range(1, 6)
+    ),
+    "DELETE FROM events WHERE id > 3",
+)
+
+
+async def test_version_twelve_keeps_the_events_and_never_reuses_a_deleted_id(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v11.db"
+    _at_version_before(path, "lean_appends", EVENTS_BEFORE_LEAN_APPENDS)
+    store = SqliteStore(path)
+    try:
+        events = await store.list_events(session_id="s1")
+        assert [(e.id, e.data, e.created_at.timestamp()) for e in events] == [
+            (n, {"n": n}, n / 1_000_000) for n in (1, 2, 3)
+        ]
+        message = await store.add_message(
+            session_id="s1", owner=None, role=Role.USER, content="next", now=datetime.now(UTC)
+        )
+        added = await store.list_events(session_id="s1", after_id=3)
+        assert [(e.id, e.data["message"]["id"]) for e in added] == [(6, message.id)]
+    finally:
+        await store.close()
+    with sqlite3.connect(path) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "events_autoincrement" not in tables
+    assert {"events_by_session", "events_by_run", "events_ids_are_never_reused"} <= tables

@@ -4,8 +4,12 @@
 -- is written out wherever a write needs it, so expiry is exact inside the transaction.
 
 -- name: insert_event
-INSERT INTO events (type, owner, session_id, run_id, data, created_at)
-VALUES (:type, :owner, :session_id, :run_id, :data, :created_at);
+-- The id after the highest present and the highest ever deleted (kept in sqlite_sequence by the
+-- events_ids_are_never_reused trigger): an event id is never reused.
+INSERT INTO events (id, type, owner, session_id, run_id, data, created_at)
+VALUES (max(COALESCE((SELECT max(id) FROM events), 0),
+            COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)) + 1,
+        :type, :owner, :session_id, :run_id, :data, :created_at);
 
 -- sessions -------------------------------------------------------------------------------------
 
@@ -340,7 +344,7 @@ LIMIT :limit OFFSET :offset;
 SELECT name FROM pragma_table_info(:table) ORDER BY cid;
 
 -- name: copy_bump_sequences
--- AUTOINCREMENT already follows explicit ids; this only makes sure of it.
+-- New ids already follow the copied ones (insert_event); this only makes sure of it.
 UPDATE sqlite_sequence SET seq = (SELECT MAX(id) FROM events)
 WHERE name = 'events' AND seq < (SELECT MAX(id) FROM events);
 
