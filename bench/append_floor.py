@@ -165,6 +165,22 @@ def _now_us() -> int:
     return time.time_ns() // 1000
 
 
+class AppendClock:
+    """The time each append of a variant writes: the real time, or (with --seconds-apart) a
+    time that moves that far per append, as in a conversation whose messages come seconds
+    apart (every append then moves the session's activity to a new second)."""
+
+    def __init__(self, seconds_apart: float) -> None:
+        self._step = int(seconds_apart * 1_000_000)
+        self._next = _now_us()
+
+    def __call__(self) -> int:
+        if not self._step:
+            return _now_us()
+        self._next += self._step
+        return self._next
+
+
 def _event_data(message_id: str, session_id: str, seq: int, now_us: int) -> str:
     """The payload tether writes for message.added (the message, as JSON)."""
     message = {
@@ -218,7 +234,7 @@ class Variant:
         return wal.stat().st_size if wal.exists() else 0
 
 
-def _bare(folder: Path, durability: str, history: int, count: int) -> Variant:
+def _bare(folder: Path, durability: str, history: int, count: int, clock: AppendClock) -> Variant:
     path = folder / "bare.db"
     conn = _connect(path, durability)
     conn.executescript(_BARE_SCHEMA)
@@ -286,6 +302,7 @@ def _shipped(
     durability: str,
     history: int,
     count: int,
+    clock: AppendClock,
     *,
     base: bool = False,
     change: str | None = None,
@@ -317,7 +334,7 @@ def _shipped(
     items = _prepared(session_id, history, count)
 
     def append() -> None:
-        now = _now_us()
+        now = clock()
         message_id, expected, data = next(items)
         conn.execute("BEGIN IMMEDIATE")
         touched = conn.execute(
@@ -369,6 +386,7 @@ def _leanest(
     durability: str,
     history: int,
     count: int,
+    clock: AppendClock,
     *,
     event: bool = True,
     guard: bool = True,
@@ -392,7 +410,7 @@ def _leanest(
     items = _prepared(session_id, history, count)
 
     def append() -> None:
-        now = _now_us()
+        now = clock()
         message_id, expected, data = next(items)
         conn.execute("BEGIN IMMEDIATE")
         if guard:
@@ -492,6 +510,12 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=3000, help="timed appends per variant")
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--dir", help="where the database files go (default: a temp dir)")
+    parser.add_argument(
+        "--seconds-apart",
+        type=float,
+        default=0.0,
+        help="the time appends write moves this far per append (default: the real time)",
+    )
     args = parser.parse_args()
     if args.history < 0 or args.iterations < 1 or args.warmup < 0:
         parser.error("--history and --warmup must be >= 0 and --iterations >= 1")
@@ -501,7 +525,7 @@ def main() -> int:
     try:
         console.print(f"filling 9 files with {args.history:,} messages each in {folder} …")
         count = args.warmup + args.iterations
-        where = (folder, args.durability, args.history, count)
+        where = (folder, args.durability, args.history, count, AppendClock(args.seconds_apart))
         variants.append(_bare(*where))
         variants.append(_shipped(*where, base=True))
         for change in CHANGES:
