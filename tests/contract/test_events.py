@@ -10,6 +10,7 @@ from tether.core.clock import ManualClock
 from tether.core.errors import SessionBusy
 from tether.core.event import TERMINAL_RUN_EVENTS, Event, EventType
 from tether.core.memory import MemoryScope
+from tether.core.message import NewMessage, Role
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import StepKind
@@ -196,3 +197,27 @@ async def test_an_event_id_is_never_reused_after_the_newest_events_are_deleted(
         if e.type == EventType.MESSAGE_ADDED
     }
     assert of_run < added[first.id] < of_session < added[second.id]
+
+
+async def test_a_batch_after_the_newest_events_were_deleted_takes_new_ids(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    """The same for the events of a batch append, which go in together."""
+    kept = await make.session()
+    gone = await make.session()
+    await make.message(gone.id, "soon deleted")
+    newest = max(e.id for e in await store.list_events(session_id=gone.id))
+    await store.delete_session(gone.id, owner=None)
+    added = await store.add_messages(
+        session_id=kept.id,
+        owner=None,
+        messages=[NewMessage(role=Role.USER, content=f"batch {n}") for n in range(3)],
+        now=clock.now(),
+    )
+    ids = {
+        e.data["message"]["id"]: e.id
+        for e in await store.list_events(session_id=kept.id)
+        if e.type == EventType.MESSAGE_ADDED
+    }
+    assert [ids[m.id] for m in added] == sorted(ids.values())
+    assert min(ids.values()) > newest

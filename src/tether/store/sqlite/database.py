@@ -111,13 +111,15 @@ class _Tx:
         await self._insert(query, values, params)
 
     async def append_events(self, events: Events, /) -> None:
-        # One writer at a time: ids are allocated in commit order already.
+        # One writer at a time: ids are allocated in commit order already. The first event takes
+        # the id after the highest ever deleted too (insert_event); the others follow it.
         type_, owner, session_id, run_id, created_at, data = events
+        if not data:
+            return
         shared = {"type": type_, "owner": owner, "session_id": session_id, "run_id": run_id}
-        if len(data) == 1:
-            await self.run("insert_event", **shared, data=data[0], created_at=created_at)
-        else:  # (JSON texts: no NUL in them)
-            await self._insert("insert_events", data, {**shared, "created_at": created_at})
+        await self.run("insert_event", **shared, data=data[0], created_at=created_at)
+        if len(data) > 1:  # (JSON texts: no NUL in them)
+            await self._insert("insert_events", data[1:], {**shared, "created_at": created_at})
 
     async def _insert(self, query: str, values: list[Any], params: dict[str, Any]) -> None:
         """Run the named INSERT … VALUES (row) for every row of values (the values the ? of

@@ -481,6 +481,7 @@ INSERT INTO messages (id, session_id, seq, role, content, run_id, metadata, crea
 VALUES (?, :session_id, ?, ?, ?, NULL, ?, :created_at, ?);
 
 -- name: insert_events
--- Events that share all but their data, its VALUES row written once for each, in order.
+-- Events that share all but their data, its VALUES row written once for each, in order. Their
+-- ids follow the highest present: append_events inserts the first of a batch with insert_event.
 INSERT INTO events (type, owner, session_id, run_id, data, created_at)
 VALUES (:type, :owner, :session_id, :run_id, ?, :created_at);
