@@ -322,10 +322,17 @@ async def test_version_twelve_keys_session_activity_by_the_second_and_keeps_the_
         await store.close()
 
 
-#: Events written before version 12: five, of which the two newest were deleted since.
+#: Events written before version 12: five, of which the two newest were deleted since; and the
+#: conversation they told, one message of it popped.
 EVENTS_BEFORE_LEAN_APPENDS = (
-    "INSERT INTO sessions (id, owner, status, created_at, updated_at, last_activity_at)"
-    " VALUES ('s1', 'alice', 'active', 0, 0, 0)",
+    "INSERT INTO sessions (id, owner, status, created_at, updated_at, last_activity_at,"
+    " message_count) VALUES ('s1', 'alice', 'active', 0, 0, 0, 3)",
+    "INSERT INTO messages (id, session_id, seq, role, content, metadata, created_at, item)"
+    " VALUES ('m1', 's1', 1, 'user', 'one', '{\"k\": 1}', 1, NULL)",
+    "INSERT INTO messages (id, session_id, seq, role, content, created_at, item)"
+    " VALUES ('m2', 's1', 2, 'assistant', '', 2, '{\"type\": \"note\"}')",
+    "INSERT INTO messages (id, session_id, seq, role, content, created_at, removed_at)"
+    " VALUES ('m3', 's1', 3, 'user', 'popped', 3, 4)",
     *(
         "INSERT INTO events (type, owner, session_id, data, created_at)"
         f" VALUES ('message.added', 'alice', 's1', '{{\"n\": {n}}}', {n})"
@@ -346,9 +353,16 @@ async def test_version_twelve_keeps_the_events_and_never_reuses_a_deleted_id(
         assert [(e.id, e.data, e.created_at.timestamp()) for e in events] == [
             (n, {"n": n}, n / 1_000_000) for n in (1, 2, 3)
         ]
+        kept = await store.list_messages("s1", include_removed=True)
+        assert [(m.id, m.seq, m.content, m.metadata, m.item, m.removed_at) for m in kept] == [
+            ("m1", 1, "one", {"k": 1}, None, None),
+            ("m2", 2, "", {}, {"type": "note"}, None),
+            ("m3", 3, "popped", {}, None, datetime.fromtimestamp(4 / 1_000_000, UTC)),
+        ]
         message = await store.add_message(
             session_id="s1", owner=None, role=Role.USER, content="next", now=datetime.now(UTC)
         )
+        assert message.seq == 4
         added = await store.list_events(session_id="s1", after_id=3)
         assert [(e.id, e.data["message"]["id"]) for e in added] == [(6, message.id)]
     finally:
