@@ -27,6 +27,7 @@ from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
+from tether.core.run_start import RunStart, SourceLimits
 from tether.core.schedule import Schedule
 from tether.core.session import Session
 from tether.core.stats import RunStats
@@ -561,6 +562,15 @@ class Store(Protocol):
         owner's (user) and, if app is given, its owner's app's, each in the root namespace
         only, as list_memory gives it (newest-updated first, at most limit of each scope);
         every scope asked for is a key, with [] when it has no item."""
+
+    async def run_start(
+        self, run: Run, *, sources: SourceLimits | None = None, memory_limit: int = 1000
+    ) -> RunStart | None:
+        """What run starts from, in one read (one round trip): its session, the memory
+        memory_of_run gives for the session's app (memory_limit per scope), the steps it
+        recorded, and with sources the newest of its session's earlier runs, tool calls and
+        messages, as list_runs, list_tool_calls and list_messages give them newest first;
+        None when the session is gone."""
 
     async def memory_of_sessions(
         self, session_ids: Sequence[str], *, owner: str

@@ -1164,3 +1164,21 @@ RETURNING owner, message_count, run_count, cleared_seq;
 -- name: steps_of_run_after
 -- A page of a run's steps, by seq, read from the (run_id, seq) index.
 SELECT * FROM steps WHERE run_id = :run_id AND seq > :after_seq ORDER BY seq LIMIT :limit;
+
+-- name: memory_of_run_start
+-- memory_of_run for the app of the run's session (its scope id read from the session: owner,
+-- :sep, app), so it goes in the same round trip as the session's read.
+SELECT * FROM (SELECT * FROM memory WHERE scope = 'run' AND scope_id = :run_id AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS r
+UNION ALL
+SELECT * FROM (SELECT * FROM memory
+               WHERE scope = 'session' AND scope_id = :session_id AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS s
+UNION ALL
+SELECT * FROM (SELECT * FROM memory WHERE scope = 'user' AND scope_id = :owner AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS u
+UNION ALL
+SELECT * FROM (SELECT * FROM memory
+               WHERE scope = 'app' AND namespace = ''
+                 AND scope_id = (SELECT owner || :sep || app FROM sessions WHERE id = :session_id)
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS a;
