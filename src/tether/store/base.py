@@ -327,6 +327,20 @@ class Store(Protocol):
         of one of those agents (the others stay for workers that have them).
         """
 
+    async def claim_next(
+        self,
+        *,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None = None,
+        look: bool = True,
+    ) -> tuple[Run | None, bool]:
+        """claim_run, and whether another run was startable when it claimed (True when the
+        store cannot tell cheaply): a worker then claims again at once, or waits for news.
+        look=False: the caller expects a startable run (its last claim said so), so a store
+        that looks before it claims claims at once."""
+
     async def renew_lease(
         self, run_id: str, *, worker_id: str, now: datetime, lease_seconds: float
     ) -> Run | None:

@@ -477,7 +477,8 @@ UNION ALL
 
 -- name: claim_run
 -- claim_resumed_run, else claim_ready_run, and a ready run's touch_session_softly, in one
--- statement (its column "started": whether the run started now, so its run.started event is due).
+-- statement (its column "started": whether the run started now, so its run.started event is
+-- due; "more": whether another run was claimable).
 -- ready reads resumed's result, so resumed runs first and at most one run is claimed.
 WITH resumed AS (
     UPDATE runs
@@ -527,7 +528,29 @@ WITH resumed AS (
                   AND last_activity_at < %(now)s - 1000000
                   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
                 FOR UPDATE SKIP LOCKED)
+), more AS (
+    -- Whether another run is claimable (claimable's look, the claimed run left out): the
+    -- claimer then claims again at once rather than look first.
+    SELECT EXISTS (
+        SELECT 1 FROM runs WHERE status = 'running' AND worker_id IS NULL
+          AND id NOT IN (SELECT id FROM resumed)
+          AND (%(agents)s::jsonb IS NULL OR agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
+        UNION ALL
+        SELECT 1 FROM runs AS r
+        WHERE r.status = 'ready' AND r.id NOT IN (SELECT id FROM ready)
+          AND (r.not_before IS NULL OR r.not_before <= %(now)s)
+          AND (%(agents)s::jsonb IS NULL OR r.agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
+          AND NOT EXISTS (SELECT 1 FROM runs AS o
+                          WHERE o.session_id = r.session_id
+                            AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
+          AND NOT EXISTS (SELECT 1 FROM runs AS a
+                          WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+          AND EXISTS (SELECT 1 FROM sessions AS s
+                      WHERE s.id = r.session_id AND s.status = 'active'
+                        AND (s.ttl_seconds IS NULL
+                             OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s))
+    ) AS more
 )
-SELECT *, false AS started FROM resumed
+SELECT *, false AS started FROM resumed, more
 UNION ALL
-SELECT *, true AS started FROM ready;
+SELECT *, true AS started FROM ready, more;
