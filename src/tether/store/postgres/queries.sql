@@ -6,7 +6,7 @@
 -- events ---------------------------------------------------------------------------------------
 
 -- name: notify
-SELECT pg_notify('tether', p) FROM unnest(%(payloads)b::text[]) AS p;
+SELECT pg_notify('tether', p) FROM jsonb_array_elements_text(%(payloads)s::jsonb) AS p;
 
 -- sessions -------------------------------------------------------------------------------------
 
@@ -450,15 +450,16 @@ ORDER BY seq DESC LIMIT %(limit)s;
 -- A transaction's events, appended right before COMMIT in one statement: first (the one-time
 -- filters run before any row is made, so before an event id is drawn) the advisory locks of
 -- their sessions, keys sorted so no two transactions wait in a cycle, and the transaction's
--- notifications; then the events, in order. Arrays go in binary (%(x)b): no per-element
--- quoting of the JSON on the way.
+-- notifications; then the events, in order. Each parameter is one JSON array (the events as
+-- [type, owner, session_id, run_id, created_at], their data, the keys, the payloads): one text
+-- each to send, nothing to convert element by element on the way.
 INSERT INTO events (type, owner, session_id, run_id, data, created_at)
-SELECT e.type, e.owner, e.session_id, e.run_id, e.data::jsonb, e.created_at
-FROM unnest(%(type)b::text[], %(owner)b::text[], %(session_id)b::text[], %(run_id)b::text[],
-            %(data)b::text[], %(created_at)b::bigint[])
-     WITH ORDINALITY AS e(type, owner, session_id, run_id, data, created_at, n)
-WHERE (SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%(keys)b::bigint[]) AS k) >= 0
-  AND (SELECT count(pg_notify('tether', p)) FROM unnest(%(payloads)b::text[]) AS p) >= 0
+SELECT e.m ->> 0, e.m ->> 1, e.m ->> 2, e.m ->> 3, e.d, (e.m ->> 4)::bigint
+FROM ROWS FROM (jsonb_array_elements(%(events)s::jsonb), jsonb_array_elements(%(data)s::jsonb))
+     WITH ORDINALITY AS e(m, d, n)
+WHERE (SELECT count(pg_advisory_xact_lock(k::bigint))
+       FROM jsonb_array_elements_text(%(keys)s::jsonb) AS k) >= 0
+  AND (SELECT count(pg_notify('tether', p)) FROM jsonb_array_elements_text(%(payloads)s::jsonb) AS p) >= 0
 ORDER BY e.n;
 
 -- name: memory_of_run
