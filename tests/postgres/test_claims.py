@@ -162,3 +162,57 @@ def test_steps_recorded_at_once_on_one_run_get_distinct_seqs(pg_url: str) -> Non
         assert [s.seq for s in await a.list_steps(held.id)] == list(range(1, 21))
 
     run(with_stores(pg_url, 2, body))
+
+
+def test_claimers_that_skip_the_look_when_told_more_take_each_run_once(pg_url: str) -> None:
+    sessions, runs_each = 20, 3
+
+    async def body(*stores: Store) -> None:
+        await _enqueue(stores[0], sessions, runs_each)
+        claimed: list[str] = []
+
+        async def claimer(store: Store, name: str) -> None:
+            more = False
+            while len(claimed) < sessions * runs_each:
+                got, more = await store.claim_next(
+                    worker_id=name, now=now(), lease_seconds=30, look=not more
+                )
+                if got is None:
+                    await asyncio.sleep(0.01)
+                    continue
+                claimed.append(got.id)
+                await store.finish_run(
+                    got.id, worker_id=name, status=RunStatus.COMPLETED, now=now(), output={}
+                )
+
+        await asyncio.gather(
+            *(claimer(store, f"w{n}-{k}") for n, store in enumerate(stores) for k in range(4))
+        )
+        assert len(claimed) == len(set(claimed)) == sessions * runs_each
+
+    run(with_stores(pg_url, 3, body))
+
+
+def test_a_claim_counts_as_more_only_runs_another_claim_could_take(pg_url: str) -> None:
+    async def body(store: Store) -> None:
+        svc = service(store)
+        first = await svc.create_session()
+        await svc.create_run(first.id, "one", agent="echo")
+        await svc.create_run(first.id, "queued behind one", agent="echo", if_busy=IfBusy.ENQUEUE)
+        other = await svc.create_session()
+        await svc.create_run(other.id, "another agent's", agent="coder")
+        got, more = await store.claim_next(
+            worker_id="w", now=now(), lease_seconds=30, agents=["echo"]
+        )
+        assert got is not None and got.goal == "one"
+        assert more is False  # the queued run waits for "one"; the coder run is not ours
+        await store.finish_run(got.id, worker_id="w", status=RunStatus.COMPLETED, now=now())
+        third = await svc.create_session()
+        await svc.create_run(third.id, "three", agent="echo")
+        got, more = await store.claim_next(
+            worker_id="w", now=now(), lease_seconds=30, agents=["echo"]
+        )
+        assert got is not None and got.goal == "queued behind one"
+        assert more is True  # "three" can start too
+
+    run(with_stores(pg_url, 1, body))
