@@ -18,6 +18,7 @@ from tests.postgres.helpers import (
     with_stores,
 )
 from tests.waiting import eventually
+from tether.core.message import Role
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
@@ -137,29 +138,37 @@ def test_an_operation_that_lost_a_race_runs_again() -> None:
     assert len(calls) == 3
 
 
-def test_steps_recorded_at_once_on_one_run_get_distinct_seqs(pg_url: str) -> None:
+@pytest.mark.parametrize("said", [False, True], ids=["steps", "steps with messages"])
+def test_steps_recorded_at_once_on_one_run_get_distinct_seqs(pg_url: str, said: bool) -> None:
     async def body(a: Store, b: Store) -> None:
         svc = service(a)
         session = await svc.create_session()
         await svc.create_run(session.id, "parallel tools", agent="echo")
         held = await a.claim_run(worker_id="w", now=now(), lease_seconds=30)
         assert held is not None
-        steps = await asyncio.gather(
-            *(
-                (a, b)[n % 2].record_step(
-                    run_id=held.id,
-                    worker_id="w",
-                    position=n,
-                    kind=StepKind.TOOL_CALL,
-                    name="tool",
-                    input={"n": n},
-                    now=now(),
+        asked = [svc.add_message(session.id, "user", f"asked {n}") for n in range(5 if said else 0)]
+        steps, _ = await asyncio.gather(
+            asyncio.gather(
+                *(
+                    (a, b)[n % 2].record_step(
+                        run_id=held.id,
+                        worker_id="w",
+                        position=n,
+                        kind=StepKind.TOOL_CALL,
+                        name="tool",
+                        input={"n": n},
+                        now=now(),
+                        message=(Role.ASSISTANT, f"said {n}", {}) if said else None,
+                    )
+                    for n in range(20)
                 )
-                for n in range(20)
-            )
+            ),
+            asyncio.gather(*asked),
         )
         assert sorted(s.seq for s in steps) == list(range(1, 21))
         assert [s.seq for s in await a.list_steps(held.id)] == list(range(1, 21))
+        messages = await a.list_messages(session.id, limit=100)
+        assert [m.seq for m in messages] == list(range(1, 26 if said else 1))
 
     run(with_stores(pg_url, 2, body))
 

@@ -189,6 +189,21 @@ FROM runs
 WHERE id = %(run_id)s AND status = 'running' AND worker_id = %(worker_id)s
 FOR NO KEY UPDATE;
 
+-- name: hold_run_touching_session
+-- hold_run_for_step, then the activity of the run's session for one message more (a step with
+-- a message), in one statement: the run's row locked first, then the session's. No row: the
+-- run is not held by this worker, or its session takes no writes (the caller tells which).
+WITH held AS (
+    SELECT session_id, owner, attempt FROM runs
+    WHERE id = %(run_id)s AND status = 'running' AND worker_id = %(worker_id)s
+    FOR NO KEY UPDATE)
+UPDATE sessions AS s
+SET last_activity_at = %(now)s, message_count = s.message_count + 1
+FROM held
+WHERE s.id = held.session_id AND s.status = 'active'
+  AND (s.ttl_seconds IS NULL OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s)
+RETURNING held.session_id, held.owner, held.attempt, s.message_count;
+
 -- name: close_open_steps
 -- Tool calls end in_doubt (their effect may have happened), the other steps failed.
 UPDATE steps

@@ -1153,14 +1153,6 @@ SELECT * FROM webhook_secrets WHERE owner = :owner;
 -- name: assistant_exists
 SELECT 1 FROM assistants WHERE id = :id;
 
--- name: touch_run_session
--- touch_active_session for the session of a run (a step's message, sent with the step's guard).
-UPDATE sessions
-SET last_activity_at = :now, message_count = message_count + :add_messages
-WHERE id = (SELECT session_id FROM runs WHERE id = :run_id) AND status = 'active'
-  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
-RETURNING owner, message_count, run_count, cleared_seq;
-
 -- name: steps_of_run_after
 -- A page of a run's steps, by seq, read from the (run_id, seq) index.
 SELECT * FROM steps WHERE run_id = :run_id AND seq > :after_seq ORDER BY seq LIMIT :limit;
