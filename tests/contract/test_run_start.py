@@ -7,6 +7,7 @@ from tether.core.clock import ManualClock
 from tether.core.ids import new_id
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
+from tether.core.run import ErrorInfo
 from tether.core.run_start import SourceLimits
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus
@@ -45,9 +46,18 @@ async def test_run_start_reads_the_session_memory_steps_and_context_sources(
             now=clock.now(),
             message=(Role.ASSISTANT, f"answer {n}", {}),
         )
-        await store.finish_run(
-            earlier.id, worker_id=WORKER, status=RunStatus.COMPLETED, now=clock.now(), output=n
-        )
+        if n == 1:  # a failed run's summary carries its error
+            await store.finish_run(
+                earlier.id,
+                worker_id=WORKER,
+                status=RunStatus.FAILED,
+                now=clock.now(),
+                error=ErrorInfo("ValueError", "boom"),
+            )
+        else:
+            await store.finish_run(
+                earlier.id, worker_id=WORKER, status=RunStatus.COMPLETED, now=clock.now(), output=n
+            )
     run = await make.held(session.id, goal="now")
     await store.record_step(
         run_id=run.id,
@@ -83,8 +93,9 @@ async def test_run_start_reads_the_session_memory_steps_and_context_sources(
         cursor=encode_cursor(run.seq),
         with_context=False,
     )
-    assert start.sources.runs == runs.data
+    assert start.sources.runs == [r.summary() for r in runs.data]
     assert [r.goal for r in start.sources.runs] == ["earlier 2", "earlier 1"]
+    assert start.sources.runs[1].error == ErrorInfo("ValueError", "boom")
     assert queued.id not in [r.id for r in start.sources.runs]
     calls = await store.list_tool_calls(session_id=session.id, limit=2, newest_first=True)
     assert start.sources.tool_calls == calls.data

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message
-from tether.core.run import Run
+from tether.core.run import RunSummary
 from tether.core.session import Session
 from tether.core.step import Step
 
@@ -23,10 +23,10 @@ class SourceLimits:
 @dataclass(frozen=True, slots=True)
 class ContextSources:
     """The newest of what a run's context is assembled from, newest first each: the session's
-    earlier runs (before the run's seq, without their contexts), its tool calls, and a first
-    page of its conversation (at most SourceLimits.messages)."""
+    earlier runs (before the run's seq, as summaries), its tool calls, and a first page of its
+    conversation (at most SourceLimits.messages)."""
 
-    runs: list[Run]
+    runs: list[RunSummary]
     tool_calls: list[Step]
     messages: list[Message]
 

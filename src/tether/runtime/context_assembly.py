@@ -19,7 +19,7 @@ from tether.core.clock import to_iso
 from tether.core.items import item_tool_call, item_tool_call_id
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
-from tether.core.run import Run
+from tether.core.run import Run, RunSummary
 from tether.core.run_start import ContextSources, SourceLimits
 from tether.core.session import Session
 from tether.core.step import Step
@@ -114,6 +114,7 @@ async def assemble_context(
                 bucket.append(entry)
 
     runs_cap = budget.used + int(budget_tokens * _SHARES["runs"])
+    runs: list[Run] | list[RunSummary]
     if sources is not None:
         runs = sources.runs
     else:
@@ -172,7 +173,7 @@ async def assemble_context(
     }
 
 
-def _run_summary(run: Run) -> dict[str, Any]:
+def _run_summary(run: Run | RunSummary) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "run_id": run.id,
         "seq": run.seq,

@@ -582,9 +582,9 @@ class Store(Protocol):
     ) -> RunStart | None:
         """What run starts from, in one read (one round trip): its session, the memory
         memory_of_run gives for the session's app (memory_limit per scope), the steps it
-        recorded, and with sources the newest of its session's earlier runs, tool calls and
-        messages, as list_runs, list_tool_calls and list_messages give them newest first;
-        None when the session is gone."""
+        recorded, and with sources the newest of its session's earlier runs (their summaries),
+        tool calls and messages, as list_runs, list_tool_calls and list_messages give them
+        newest first; None when the session is gone."""
 
     async def memory_of_sessions(
         self, session_ids: Sequence[str], *, owner: str

@@ -1174,3 +1174,12 @@ SELECT * FROM (SELECT * FROM memory
                WHERE scope = 'app' AND namespace = ''
                  AND scope_id = (SELECT owner || :sep || app FROM sessions WHERE id = :session_id)
                ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS a;
+
+-- name: run_summaries_backward
+-- The runs of a session before a seq, newest first, as summaries (core.run.RunSummary's
+-- columns: not their input, metadata or context), from the (session_id, seq) index.
+SELECT id, session_id, seq, agent, goal, status, attempt, created_at, started_at, ended_at,
+       worker_id, error, output, input_tokens, output_tokens, model_requests, waiting_for
+FROM runs
+WHERE session_id = :session_id AND seq < :before_seq
+ORDER BY seq DESC LIMIT :limit;

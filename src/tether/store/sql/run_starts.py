@@ -13,7 +13,7 @@ from tether.store.sql.rows import (
     NAMESPACE_SEP,
     memory_from_row,
     message_from_row,
-    run_from_row,
+    run_summary_from_row,
     session_from_row,
     step_from_row,
 )
@@ -69,7 +69,7 @@ class RunStartsPart(SqlBase):
             memory,
             steps,
             ContextSources(
-                runs=[run_from_row(row, load) for row in runs],
+                runs=[run_summary_from_row(row, load) for row in runs],
                 tool_calls=[step_from_row(row, load) for row in calls_],
                 messages=[message_from_row(row) for row in messages],
             ),
@@ -77,13 +77,13 @@ class RunStartsPart(SqlBase):
 
 
 def _source_reads(run: Run, limits: SourceLimits) -> list[tuple[str, dict[str, Any]]]:
-    """The reads of a context's sources, as list_runs, list_tool_calls and list_messages make
-    them (newest first)."""
+    """The reads of a context's sources, as list_runs (summaries only), list_tool_calls and
+    list_messages make them (newest first)."""
     session_id = run.session_id
     return [
         (
-            "runs_backward_without_context",
-            {"session_id": session_id, "status": None, "before_seq": run.seq, "limit": limits.runs},
+            "run_summaries_backward",
+            {"session_id": session_id, "before_seq": run.seq, "limit": limits.runs},
         ),
         (
             "tool_calls_of_session_backward",
