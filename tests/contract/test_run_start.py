@@ -8,12 +8,12 @@ from tether.core.ids import new_id
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
 from tether.core.run import ErrorInfo
-from tether.core.run_start import SourceLimits
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus
 from tether.core.step import StepKind
 from tether.store.base import Store
 from tether.store.cursors import encode_cursor
+from tether.store.run_start import SourceLimits
 
 
 async def test_run_start_reads_the_session_memory_steps_and_context_sources(

@@ -20,11 +20,11 @@ from tether.core.items import item_tool_call, item_tool_call_id
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
 from tether.core.run import Run, RunSummary
-from tether.core.run_start import ContextSources, SourceLimits
 from tether.core.session import Session
 from tether.core.step import Step
 from tether.store.base import Store
 from tether.store.cursors import encode_cursor
+from tether.store.run_start import ContextSources, SourceLimits
 
 DEFAULT_BUDGET_TOKENS = 8000
 #: Share of the budget each bounded part may take at most; messages get what is left.

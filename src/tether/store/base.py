@@ -27,7 +27,6 @@ from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
-from tether.core.run_start import RunStart, SourceLimits
 from tether.core.schedule import Schedule
 from tether.core.session import Session
 from tether.core.stats import RunStats
@@ -43,6 +42,7 @@ from tether.store.checkpoint import (
     LoadedCheckpoint,
     PendingWrite,
 )
+from tether.store.run_start import RunStart, SourceLimits
 
 
 class _Unset(Enum):

@@ -7,7 +7,7 @@ from typing import Any
 
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.run import Run
-from tether.core.run_start import ContextSources, RunStart, SourceLimits
+from tether.store.run_start import ContextSources, RunStart, SourceLimits
 from tether.store.sql.common import SqlBase
 from tether.store.sql.rows import (
     NAMESPACE_SEP,

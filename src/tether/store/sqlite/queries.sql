@@ -203,8 +203,8 @@ WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id;
 -- takes no writes (the caller tells which).
 UPDATE sessions
 SET last_activity_at = :now, message_count = message_count + 1
-WHERE id = (SELECT session_id FROM runs
-            WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id)
+WHERE id = (SELECT r.session_id FROM runs AS r
+            WHERE r.id = :run_id AND r.status = 'running' AND r.worker_id = :worker_id)
   AND status = 'active' AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
 RETURNING id AS session_id, owner, (SELECT attempt FROM runs WHERE id = :run_id) AS attempt,
           message_count;

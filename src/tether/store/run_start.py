@@ -1,4 +1,5 @@
-"""What a claimed run starts from, read at once (Store.run_start)."""
+"""What a claimed run starts from, read at once (Store.run_start): values the store returns, not
+records it keeps (so they live here rather than among core's JSON records)."""
 
 from __future__ import annotations
 
