@@ -9,7 +9,7 @@ import pytest
 
 from tests.support import WORKER, Factory, event_types
 from tether.core.clock import ManualClock
-from tether.core.errors import SessionExpired
+from tether.core.errors import LeaseLost, SessionExpired
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
 from tether.core.run import IfBusy
@@ -282,3 +282,30 @@ async def test_a_ready_run_of_an_expired_session_never_starts(
     cancelled = await store.get_run(queued.id)
     assert cancelled is not None and cancelled.status is RunStatus.CANCELLED
     assert cancelled.started_at is None
+
+
+async def test_a_step_with_a_message_tells_an_expired_session_from_a_lost_run(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    session = await make.session(ttl_seconds=60)
+    run = await make.held(session.id)
+
+    async def say(worker_id: str) -> None:
+        await store.record_step(
+            run_id=run.id,
+            worker_id=worker_id,
+            position=None,
+            kind=StepKind.MESSAGE,
+            name="say",
+            input=None,
+            now=clock.now(),
+            message=(Role.ASSISTANT, "hello", {}),
+        )
+
+    with pytest.raises(LeaseLost):  # not held by this worker: its guard says so first
+        await say("another worker")
+    clock.advance(61)
+    with pytest.raises(SessionExpired):  # held, but its session takes no writes
+        await say(WORKER)
+    assert await store.list_steps(run.id) == []
+    assert await store.list_messages(session.id) == []

@@ -18,6 +18,7 @@ from tests.postgres.helpers import (
     with_stores,
 )
 from tests.waiting import eventually
+from tether.core.message import Role
 from tether.core.run import IfBusy
 from tether.core.status import RunStatus
 from tether.core.step import StepKind
@@ -137,28 +138,90 @@ def test_an_operation_that_lost_a_race_runs_again() -> None:
     assert len(calls) == 3
 
 
-def test_steps_recorded_at_once_on_one_run_get_distinct_seqs(pg_url: str) -> None:
+@pytest.mark.parametrize("said", [False, True], ids=["steps", "steps with messages"])
+def test_steps_recorded_at_once_on_one_run_get_distinct_seqs(pg_url: str, said: bool) -> None:
     async def body(a: Store, b: Store) -> None:
         svc = service(a)
         session = await svc.create_session()
         await svc.create_run(session.id, "parallel tools", agent="echo")
         held = await a.claim_run(worker_id="w", now=now(), lease_seconds=30)
         assert held is not None
-        steps = await asyncio.gather(
-            *(
-                (a, b)[n % 2].record_step(
-                    run_id=held.id,
-                    worker_id="w",
-                    position=n,
-                    kind=StepKind.TOOL_CALL,
-                    name="tool",
-                    input={"n": n},
-                    now=now(),
+        asked = [svc.add_message(session.id, "user", f"asked {n}") for n in range(5 if said else 0)]
+        steps, _ = await asyncio.gather(
+            asyncio.gather(
+                *(
+                    (a, b)[n % 2].record_step(
+                        run_id=held.id,
+                        worker_id="w",
+                        position=n,
+                        kind=StepKind.TOOL_CALL,
+                        name="tool",
+                        input={"n": n},
+                        now=now(),
+                        message=(Role.ASSISTANT, f"said {n}", {}) if said else None,
+                    )
+                    for n in range(20)
                 )
-                for n in range(20)
-            )
+            ),
+            asyncio.gather(*asked),
         )
         assert sorted(s.seq for s in steps) == list(range(1, 21))
         assert [s.seq for s in await a.list_steps(held.id)] == list(range(1, 21))
+        messages = await a.list_messages(session.id, limit=100)
+        assert [m.seq for m in messages] == list(range(1, 26 if said else 1))
 
     run(with_stores(pg_url, 2, body))
+
+
+def test_claimers_that_skip_the_look_when_told_more_take_each_run_once(pg_url: str) -> None:
+    sessions, runs_each = 20, 3
+
+    async def body(*stores: Store) -> None:
+        await _enqueue(stores[0], sessions, runs_each)
+        claimed: list[str] = []
+
+        async def claimer(store: Store, name: str) -> None:
+            more = False
+            while len(claimed) < sessions * runs_each:
+                got, more = await store.claim_next(
+                    worker_id=name, now=now(), lease_seconds=30, look=not more
+                )
+                if got is None:
+                    await asyncio.sleep(0.01)
+                    continue
+                claimed.append(got.id)
+                await store.finish_run(
+                    got.id, worker_id=name, status=RunStatus.COMPLETED, now=now(), output={}
+                )
+
+        await asyncio.gather(
+            *(claimer(store, f"w{n}-{k}") for n, store in enumerate(stores) for k in range(4))
+        )
+        assert len(claimed) == len(set(claimed)) == sessions * runs_each
+
+    run(with_stores(pg_url, 3, body))
+
+
+def test_a_claim_counts_as_more_only_runs_another_claim_could_take(pg_url: str) -> None:
+    async def body(store: Store) -> None:
+        svc = service(store)
+        first = await svc.create_session()
+        await svc.create_run(first.id, "one", agent="echo")
+        await svc.create_run(first.id, "queued behind one", agent="echo", if_busy=IfBusy.ENQUEUE)
+        other = await svc.create_session()
+        await svc.create_run(other.id, "another agent's", agent="coder")
+        got, more = await store.claim_next(
+            worker_id="w", now=now(), lease_seconds=30, agents=["echo"]
+        )
+        assert got is not None and got.goal == "one"
+        assert more is False  # the queued run waits for "one"; the coder run is not ours
+        await store.finish_run(got.id, worker_id="w", status=RunStatus.COMPLETED, now=now())
+        third = await svc.create_session()
+        await svc.create_run(third.id, "three", agent="echo")
+        got, more = await store.claim_next(
+            worker_id="w", now=now(), lease_seconds=30, agents=["echo"]
+        )
+        assert got is not None and got.goal == "queued behind one"
+        assert more is True  # "three" can start too
+
+    run(with_stores(pg_url, 1, body))

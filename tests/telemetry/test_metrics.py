@@ -90,7 +90,7 @@ async def test_a_scrape_counts_runs_steps_and_store_operations(tmp_path: Path) -
     duration = before.get("tether_run_duration_seconds_count", agent="echo", status="completed")
     assert duration == 2
     assert before.total("tether_store_operation_seconds_count", operation="create_run") == 4
-    assert before.total("tether_store_operation_seconds_count", operation="claim_run") >= 4
+    assert before.total("tether_store_operation_seconds_count", operation="claim_next") >= 4
     assert before.get("tether_worker_slots") == 8
     assert before.get("tether_sse_connections") == 0
     assert before.get("tether_build_info", version=tether_version()) == 1

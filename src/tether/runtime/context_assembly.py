@@ -19,11 +19,12 @@ from tether.core.clock import to_iso
 from tether.core.items import item_tool_call, item_tool_call_id
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
-from tether.core.run import Run
+from tether.core.run import Run, RunSummary
 from tether.core.session import Session
 from tether.core.step import Step
 from tether.store.base import Store
 from tether.store.cursors import encode_cursor
+from tether.store.run_start import ContextSources, SourceLimits
 
 DEFAULT_BUDGET_TOKENS = 8000
 #: Share of the budget each bounded part may take at most; messages get what is left.
@@ -34,6 +35,8 @@ _MAX_TOOL_CALLS = 20
 _MESSAGE_PAGE = 64
 _MAX_MESSAGE_PAGES = 16
 _SNIPPET_CHARS = 400
+#: What a run's start reads of its context's sources (Store.run_start), as the reads here do.
+SOURCES = SourceLimits(runs=_MAX_RUNS, tool_calls=_MAX_TOOL_CALLS, messages=_MESSAGE_PAGE)
 #: json.dumps(value, ensure_ascii=False, default=str), without a new encoder per call.
 _json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
@@ -73,9 +76,11 @@ async def assemble_context(
     before_seq: int | None = None,
     now: datetime | None = None,
     memory: Mapping[MemoryScope, list[MemoryItem]] | None = None,
+    sources: ContextSources | None = None,
 ) -> dict[str, Any]:
     """The context the next run of session starts from (a JSON-ready dict). memory: the
-    session's and the owner's memory when the caller has read them already (newest first)."""
+    session's and the owner's memory when the caller has read them already (newest first);
+    sources: the earlier runs, tool calls and first page of messages, read already (SOURCES)."""
     budget = _Budget(budget_tokens)
     # The project may take at most a quarter of the budget (about 4 characters a token).
     project = _snip(session.project, budget_tokens) if session.project else {}
@@ -109,16 +114,22 @@ async def assemble_context(
                 bucket.append(entry)
 
     runs_cap = budget.used + int(budget_tokens * _SHARES["runs"])
-    page = await store.list_runs(
-        session_id=session.id,
-        limit=_MAX_RUNS,
-        newest_first=True,
-        # A run starts from the runs before it, not from those queued after it.
-        cursor=None if before_seq is None else encode_cursor(before_seq),
-        with_context=False,
-    )
+    runs: list[Run] | list[RunSummary]
+    if sources is not None:
+        runs = sources.runs
+    else:
+        runs = (
+            await store.list_runs(
+                session_id=session.id,
+                limit=_MAX_RUNS,
+                newest_first=True,
+                # A run starts from the runs before it, not from those queued after it.
+                cursor=None if before_seq is None else encode_cursor(before_seq),
+                with_context=False,
+            )
+        ).data
     earlier = []
-    for run in page.data:
+    for run in runs:
         summary = _run_summary(run)
         if not budget.take(summary, runs_cap):
             break
@@ -128,18 +139,24 @@ async def assemble_context(
     earlier.reverse()
 
     tools_cap = budget.used + int(budget_tokens * _SHARES["tools"])
-    calls = await store.list_tool_calls(
-        session_id=session.id, limit=_MAX_TOOL_CALLS, newest_first=True
-    )
+    if sources is not None:
+        calls = sources.tool_calls
+    else:
+        calls = (
+            await store.list_tool_calls(
+                session_id=session.id, limit=_MAX_TOOL_CALLS, newest_first=True
+            )
+        ).data
     recent_tools = []
-    for step in calls.data:
+    for step in calls:
         entry = _tool_summary(step)
         if not budget.take(entry, tools_cap):
             break
         recent_tools.append(entry)
     recent_tools.reverse()
 
-    messages, older = await _newest_messages(store, session.id, budget)
+    first = None if sources is None else sources.messages
+    messages, older = await _newest_messages(store, session.id, budget, first)
     return {
         "session_id": session.id,
         "assembled_at": to_iso(now),
@@ -156,7 +173,7 @@ async def assemble_context(
     }
 
 
-def _run_summary(run: Run) -> dict[str, Any]:
+def _run_summary(run: Run | RunSummary) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "run_id": run.id,
         "seq": run.seq,
@@ -204,16 +221,20 @@ def _message_entry(message: Message) -> dict[str, Any]:
 
 
 async def _newest_messages(
-    store: Store, session_id: str, budget: _Budget
+    store: Store, session_id: str, budget: _Budget, first: list[Message] | None
 ) -> tuple[list[dict[str, Any]], bool]:
-    """Newest messages that fit, oldest first; True if older ones were left out."""
+    """Newest messages that fit, oldest first; True if older ones were left out. first: the
+    newest page, read already."""
     kept: list[dict[str, Any]] = []
     group: list[dict[str, Any]] = []  # tool results waiting for the call that asked for them
     before: int | None = None
     for _ in range(_MAX_MESSAGE_PAGES):
-        page = await store.list_messages(
-            session_id, limit=_MESSAGE_PAGE, before_seq=before, newest_first=True
-        )
+        if first is not None:
+            page, first = first, None
+        else:
+            page = await store.list_messages(
+                session_id, limit=_MESSAGE_PAGE, before_seq=before, newest_first=True
+            )
         if not page:
             return list(reversed(kept)), False
         for message in page:

@@ -23,7 +23,7 @@ from tether.runtime import log_context
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.api_keys import ApiKeys
 from tether.runtime.confinement import Confinement
-from tether.runtime.context_assembly import assemble_context
+from tether.runtime.context_assembly import SOURCES, assemble_context
 from tether.runtime.instruments import (
     LOST,
     RELEASED,
@@ -228,12 +228,12 @@ class Executor:
     async def _prepare(self, run: Run, instruments: Instruments) -> RunContext:
         store = self._store
         self._agents.get(run.agent)  # fail early, before any context work, if it is unknown
-        session = await store.get_session(run.session_id)
-        if session is None:
-            raise LeaseLost(f"session {run.session_id} is gone")
-        # Read once: the agent's memory views and the context it starts from share them.
-        memory = await store.memory_of_run(run, app=session.app)
         context = run.context
+        # One read: the agent's memory views and the context it starts from share the memory.
+        start = await store.run_start(run, sources=SOURCES if context is None else None)
+        if start is None:
+            raise LeaseLost(f"session {run.session_id} is gone")
+        session, memory = start.session, start.memory
         if context is None:
             context = await assemble_context(
                 store,
@@ -242,6 +242,7 @@ class Executor:
                 before_seq=run.seq,
                 now=self._clock.now(),
                 memory=memory,
+                sources=start.sources,
             )
             run = await store.update_run(
                 run.id, worker_id=_holder(run), now=self._clock.now(), context=context
@@ -253,7 +254,7 @@ class Executor:
             run=run,
             session=session,
             worker_id=_holder(run),
-            recorded=await store.list_steps(run.id),
+            recorded=start.steps,
             context=context,
             memory=memory,
             model=self._models(run) if self._models else None,

@@ -157,32 +157,35 @@ class Worker:
     async def _claim_loop(self) -> None:
         settings = self.settings
         changes = self.store.changes
+        more = False  # the last claim said another run was startable: claim without a look
         while not self._stopping.is_set():
             cursor = changes.cursor()
-            claimed = False
             if len(self._active) < settings.concurrency:
                 try:
-                    run = await self.store.claim_run(
+                    run, more = await self.store.claim_next(
                         # One holder id per claim: guards then tell executions apart even
                         # when this worker claims a run it held (and lost) before.
                         worker_id=f"{self.worker_id}/{next(self._claims)}",
                         now=self.clock.now(),
                         lease_seconds=settings.lease_seconds,
                         agents=list(self._agents),
+                        look=not more,
                     )
                 except StoreError as exc:
                     log.warning("claiming failed, retrying: %s", exc)
-                    run = None
+                    run, more = None, False
                 except Exception:  # never let the claim loop die: log and keep going
                     log.exception("claiming crashed, retrying")
-                    run = None
+                    run, more = None, False
                 if run is not None:
-                    claimed = True
                     task = asyncio.create_task(self._executor.execute(run), name=f"exec {run.id}")
                     self._active.add(task)
                     task.add_done_callback(functools.partial(self._done, run))
-            if claimed:
-                continue
+                if more:
+                    continue
+            # Nothing more to claim as of the last claim (or no free slot): a run that
+            # becomes claimable after the cursor wakes this wait.
+            more = False
             await changes.wait([RUNS_TOPIC], settings.poll_interval, since=cursor)
 
     def _done(self, run: Run, task: asyncio.Task[None]) -> None:

@@ -42,6 +42,7 @@ from tether.store.checkpoint import (
     LoadedCheckpoint,
     PendingWrite,
 )
+from tether.store.run_start import RunStart, SourceLimits
 
 
 class _Unset(Enum):
@@ -326,6 +327,20 @@ class Store(Protocol):
         of one of those agents (the others stay for workers that have them).
         """
 
+    async def claim_next(
+        self,
+        *,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None = None,
+        look: bool = True,
+    ) -> tuple[Run | None, bool]:
+        """claim_run, and whether another run was startable when it claimed (True when the
+        store cannot tell cheaply): a worker then claims again at once, or waits for news.
+        look=False: the caller expects a startable run (its last claim said so), so a store
+        that looks before it claims claims at once."""
+
     async def renew_lease(
         self, run_id: str, *, worker_id: str, now: datetime, lease_seconds: float
     ) -> Run | None:
@@ -561,6 +576,15 @@ class Store(Protocol):
         owner's (user) and, if app is given, its owner's app's, each in the root namespace
         only, as list_memory gives it (newest-updated first, at most limit of each scope);
         every scope asked for is a key, with [] when it has no item."""
+
+    async def run_start(
+        self, run: Run, *, sources: SourceLimits | None = None, memory_limit: int = 1000
+    ) -> RunStart | None:
+        """What run starts from, in one read (one round trip): its session, the memory
+        memory_of_run gives for the session's app (memory_limit per scope), the steps it
+        recorded, and with sources the newest of its session's earlier runs (their summaries),
+        tool calls and messages, as list_runs, list_tool_calls and list_messages give them
+        newest first; None when the session is gone."""
 
     async def memory_of_sessions(
         self, session_ids: Sequence[str], *, owner: str

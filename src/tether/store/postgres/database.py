@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import re
@@ -55,6 +56,8 @@ _POOL_OPTIONS = {"pool_min_size": 1, "pool_max_size": 10, "pool_timeout": 10.0}
 #: SQLSTATEs of losing a race with a concurrent transaction: serialization failure, deadlock,
 #: unique violation (e.g. two claims into one session, refused by the one-active-run index).
 _RACES = frozenset({"40001", "40P01", "23505"})
+#: json.dumps, compact, without a new encoder per call.
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 #: Statements left for later that go into the commit's statement at most (the ones before
 #: them go on their own, in the same round trip): a few statement texts, few parameters.
 _MAX_WITH = 4
@@ -174,12 +177,23 @@ class _Tx:
         conn = await self._begun()
         payloads = notify_payloads(source, self.topics) if self.topics else []
         if self._events:
-            params = _event_columns(self._events)
-            keys = {lock_key(e.session_id or f"owner:{e.owner}") for e in self._events}
-            params.update(keys=sorted(keys), payloads=payloads)
+            groups = self._events
+            keys = {lock_key(g.session_id or f"owner:{g.owner}") for g in groups}
+            params = {
+                "events": _dumps(
+                    [
+                        [g.type, g.owner, g.session_id, g.run_id, g.created_at]
+                        for g in groups
+                        for _ in g.data
+                    ]
+                ),
+                "data": f"[{','.join(text for g in groups for text in g.data)}]",  # JSON texts
+                "keys": _dumps(sorted(keys)),
+                "payloads": _dumps(payloads),
+            }
             last = _QUERIES["append_events"]
         elif payloads:
-            last, params = _QUERIES["notify"], {"payloads": payloads}
+            last, params = _QUERIES["notify"], {"payloads": _dumps(payloads)}
         else:
             last, params = "SELECT 1", {}
         cut = max(0, len(self._later) - _MAX_WITH)
@@ -436,17 +450,6 @@ async def _pipelined(
         return [await conn.execute(sql, params) for sql, params in statements]
 
 
-def _event_columns(groups: list[Events]) -> dict[str, list[Any]]:
-    """The events as one array per column (append_events' parameters)."""
-    columns: dict[str, list[Any]] = {c: [] for c in Events._fields}
-    for events in groups:
-        *shared, data = events
-        for column, value in zip(Events._fields, shared, strict=False):  # (all but data)
-            columns[column] += [value] * len(data)
-        columns["data"] += data
-    return columns
-
-
 def _with_later(
     later: list[tuple[str, dict[str, Any]]], last: str, params: dict[str, Any]
 ) -> tuple[str, dict[str, Any]]:
@@ -456,10 +459,16 @@ def _with_later(
     clauses = []
     params = dict(params)
     for n, (sql, values) in enumerate(later):
-        renamed = _PLACEHOLDER.sub(f"%(l{n}_" + r"\1)\2", sql)
-        clauses.append(f"l{n} AS ({renamed})")
+        clauses.append(_clause(n, sql))
         params.update({f"l{n}_{name}": value for name, value in values.items()})
     return (f"WITH {', '.join(clauses)}\n{last}" if clauses else last), params
+
+
+@functools.lru_cache(maxsize=256)
+def _clause(n: int, sql: str) -> str:
+    """sql as the WITH clause l<n>, its parameters renamed l<n>_name (a few texts, cached)."""
+    renamed = _PLACEHOLDER.sub(f"%(l{n}_" + r"\1)\2", sql)
+    return f"l{n} AS ({renamed})"
 
 
 async def _rows(cur: AsyncCursor[Row]) -> list[Row]:

@@ -6,7 +6,7 @@
 -- events ---------------------------------------------------------------------------------------
 
 -- name: notify
-SELECT pg_notify('tether', p) FROM unnest(%(payloads)b::text[]) AS p;
+SELECT pg_notify('tether', p) FROM jsonb_array_elements_text(%(payloads)s::jsonb) AS p;
 
 -- sessions -------------------------------------------------------------------------------------
 
@@ -188,6 +188,21 @@ SELECT session_id, owner, attempt
 FROM runs
 WHERE id = %(run_id)s AND status = 'running' AND worker_id = %(worker_id)s
 FOR NO KEY UPDATE;
+
+-- name: hold_run_touching_session
+-- hold_run_for_step, then the activity of the run's session for one message more (a step with
+-- a message), in one statement: the run's row locked first, then the session's. No row: the
+-- run is not held by this worker, or its session takes no writes (the caller tells which).
+WITH held AS (
+    SELECT session_id, owner, attempt FROM runs
+    WHERE id = %(run_id)s AND status = 'running' AND worker_id = %(worker_id)s
+    FOR NO KEY UPDATE)
+UPDATE sessions AS s
+SET last_activity_at = %(now)s, message_count = s.message_count + 1
+FROM held
+WHERE s.id = held.session_id AND s.status = 'active'
+  AND (s.ttl_seconds IS NULL OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s)
+RETURNING held.session_id, held.owner, held.attempt, s.message_count;
 
 -- name: close_open_steps
 -- Tool calls end in_doubt (their effect may have happened), the other steps failed.
@@ -450,15 +465,16 @@ ORDER BY seq DESC LIMIT %(limit)s;
 -- A transaction's events, appended right before COMMIT in one statement: first (the one-time
 -- filters run before any row is made, so before an event id is drawn) the advisory locks of
 -- their sessions, keys sorted so no two transactions wait in a cycle, and the transaction's
--- notifications; then the events, in order. Arrays go in binary (%(x)b): no per-element
--- quoting of the JSON on the way.
+-- notifications; then the events, in order. Each parameter is one JSON array (the events as
+-- [type, owner, session_id, run_id, created_at], their data, the keys, the payloads): one text
+-- each to send, nothing to convert element by element on the way.
 INSERT INTO events (type, owner, session_id, run_id, data, created_at)
-SELECT e.type, e.owner, e.session_id, e.run_id, e.data::jsonb, e.created_at
-FROM unnest(%(type)b::text[], %(owner)b::text[], %(session_id)b::text[], %(run_id)b::text[],
-            %(data)b::text[], %(created_at)b::bigint[])
-     WITH ORDINALITY AS e(type, owner, session_id, run_id, data, created_at, n)
-WHERE (SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%(keys)b::bigint[]) AS k) >= 0
-  AND (SELECT count(pg_notify('tether', p)) FROM unnest(%(payloads)b::text[]) AS p) >= 0
+SELECT e.m ->> 0, e.m ->> 1, e.m ->> 2, e.m ->> 3, e.d, (e.m ->> 4)::bigint
+FROM ROWS FROM (jsonb_array_elements(%(events)s::jsonb), jsonb_array_elements(%(data)s::jsonb))
+     WITH ORDINALITY AS e(m, d, n)
+WHERE (SELECT count(pg_advisory_xact_lock(k::bigint))
+       FROM jsonb_array_elements_text(%(keys)s::jsonb) AS k) >= 0
+  AND (SELECT count(pg_notify('tether', p)) FROM jsonb_array_elements_text(%(payloads)s::jsonb) AS p) >= 0
 ORDER BY e.n;
 
 -- name: memory_of_run
@@ -477,7 +493,8 @@ UNION ALL
 
 -- name: claim_run
 -- claim_resumed_run, else claim_ready_run, and a ready run's touch_session_softly, in one
--- statement (its column "started": whether the run started now, so its run.started event is due).
+-- statement (its column "started": whether the run started now, so its run.started event is
+-- due; "more": whether another run was claimable).
 -- ready reads resumed's result, so resumed runs first and at most one run is claimed.
 WITH resumed AS (
     UPDATE runs
@@ -527,10 +544,32 @@ WITH resumed AS (
                   AND last_activity_at < %(now)s - 1000000
                   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
                 FOR UPDATE SKIP LOCKED)
+), more AS (
+    -- Whether another run is claimable (claimable's look, the claimed run left out): the
+    -- claimer then claims again at once rather than look first.
+    SELECT EXISTS (
+        SELECT 1 FROM runs WHERE status = 'running' AND worker_id IS NULL
+          AND id NOT IN (SELECT id FROM resumed)
+          AND (%(agents)s::jsonb IS NULL OR agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
+        UNION ALL
+        SELECT 1 FROM runs AS r
+        WHERE r.status = 'ready' AND r.id NOT IN (SELECT id FROM ready)
+          AND (r.not_before IS NULL OR r.not_before <= %(now)s)
+          AND (%(agents)s::jsonb IS NULL OR r.agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
+          AND NOT EXISTS (SELECT 1 FROM runs AS o
+                          WHERE o.session_id = r.session_id
+                            AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
+          AND NOT EXISTS (SELECT 1 FROM runs AS a
+                          WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
+          AND EXISTS (SELECT 1 FROM sessions AS s
+                      WHERE s.id = r.session_id AND s.status = 'active'
+                        AND (s.ttl_seconds IS NULL
+                             OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s))
+    ) AS more
 )
-SELECT *, false AS started FROM resumed
+SELECT *, false AS started FROM resumed, more
 UNION ALL
-SELECT *, true AS started FROM ready;
+SELECT *, true AS started FROM ready, more;
 
 -- name: insert_messages
 -- A batch of messages in one statement (Tx.insert_rows): one array per position of the rows

@@ -56,14 +56,39 @@ class PostgresStore(SqlStore):
         lease_seconds: float,
         agents: Sequence[str] | None = None,
     ) -> Run | None:
+        run, _ = await self._claim(worker_id, now, lease_seconds, agents, look=True)
+        return run
+
+    async def claim_next(
+        self,
+        *,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None = None,
+        look: bool = True,
+    ) -> tuple[Run | None, bool]:
+        return await self._claim(worker_id, now, lease_seconds, agents, look=look)
+
+    async def _claim(
+        self,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None,
+        *,
+        look: bool,
+    ) -> tuple[Run | None, bool]:
         # Workers wake on every run event of every node and most wake-ups find nothing to
-        # claim: look first (one read) before taking (a transaction of two round trips: BEGIN
-        # and the claim, then its event and COMMIT). A run that becomes claimable after the
-        # look announces itself with a new wake-up.
+        # claim: look first (one read) before taking (a pipeline of two round trips: the
+        # claim, then its event with the Sync). A run that becomes claimable after the look
+        # announces itself with a new wake-up. The claim says whether another run waits, so
+        # the next claim need not look.
         named = None if agents is None else self.database.dump_json(sorted(agents))
-        async with self.database.read() as reader:
-            if await reader.one("claimable", now=to_us(now), agents=named) is None:
-                return None
+        if look:
+            async with self.database.read() as reader:
+                if await reader.one("claimable", now=to_us(now), agents=named) is None:
+                    return None, False
         lease_expires_at = to_us(now + timedelta(seconds=lease_seconds))
         async with self.database.write() as tx:
             row = await tx.one(
@@ -74,7 +99,7 @@ class PostgresStore(SqlStore):
                 agents=named,
             )
             if row is None:
-                return None
+                return None, False
             run = self._run(row)
             if row["started"]:
                 await self._event(
@@ -86,7 +111,7 @@ class PostgresStore(SqlStore):
                     run_id=run.id,
                     data={"run": run},
                 )
-        return run
+        return run, bool(row["more"])
 
 
 for _name, _method in inspect.getmembers(PostgresStore, inspect.iscoroutinefunction):

@@ -1153,14 +1153,33 @@ SELECT * FROM webhook_secrets WHERE owner = :owner;
 -- name: assistant_exists
 SELECT 1 FROM assistants WHERE id = :id;
 
--- name: touch_run_session
--- touch_active_session for the session of a run (a step's message, sent with the step's guard).
-UPDATE sessions
-SET last_activity_at = :now, message_count = message_count + :add_messages
-WHERE id = (SELECT session_id FROM runs WHERE id = :run_id) AND status = 'active'
-  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
-RETURNING owner, message_count, run_count, cleared_seq;
-
 -- name: steps_of_run_after
 -- A page of a run's steps, by seq, read from the (run_id, seq) index.
 SELECT * FROM steps WHERE run_id = :run_id AND seq > :after_seq ORDER BY seq LIMIT :limit;
+
+-- name: memory_of_run_start
+-- memory_of_run for the app of the run's session (its scope id read from the session: owner,
+-- :sep, app), so it goes in the same round trip as the session's read.
+SELECT * FROM (SELECT * FROM memory WHERE scope = 'run' AND scope_id = :run_id AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS r
+UNION ALL
+SELECT * FROM (SELECT * FROM memory
+               WHERE scope = 'session' AND scope_id = :session_id AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS s
+UNION ALL
+SELECT * FROM (SELECT * FROM memory WHERE scope = 'user' AND scope_id = :owner AND namespace = ''
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS u
+UNION ALL
+SELECT * FROM (SELECT * FROM memory
+               WHERE scope = 'app' AND namespace = ''
+                 AND scope_id = (SELECT owner || :sep || app FROM sessions WHERE id = :session_id)
+               ORDER BY updated_at DESC, namespace, key LIMIT :limit) AS a;
+
+-- name: run_summaries_backward
+-- The runs of a session before a seq, newest first, as summaries (core.run.RunSummary's
+-- columns: not their input, metadata or context), from the (session_id, seq) index.
+SELECT id, session_id, seq, agent, goal, status, attempt, created_at, started_at, ended_at,
+       worker_id, error, output, input_tokens, output_tokens, model_requests, waiting_for
+FROM runs
+WHERE session_id = :session_id AND seq < :before_seq
+ORDER BY seq DESC LIMIT :limit;

@@ -12,7 +12,7 @@ from typing import Any
 from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
-from tether.core.run import ErrorInfo, Run
+from tether.core.run import ErrorInfo, Run, RunSummary
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
@@ -131,6 +131,28 @@ def run_from_row(row: Row, load: LoadJson) -> Run:
         lease_expires_at=opt_dt(row["lease_expires_at"]),
         not_before=opt_dt(row["not_before"]),
         traceparent=row["traceparent"],
+    )
+
+
+def run_summary_from_row(row: Row, load: LoadJson) -> RunSummary:
+    """A run's summary from a row of run_summaries_backward (a run without its input,
+    metadata and context: cheaper to read and decode than the whole run)."""
+    return RunSummary(
+        id=row["id"],
+        session_id=row["session_id"],
+        seq=row["seq"],
+        agent=row["agent"],
+        goal=row["goal"],
+        status=RunStatus(row["status"]),
+        attempt=row["attempt"],
+        created_at=from_us(row["created_at"]),
+        started_at=opt_dt(row["started_at"]),
+        ended_at=opt_dt(row["ended_at"]),
+        worker_id=row["worker_id"],
+        error=_error(load, row["error"]),
+        output=load(row["output"]),
+        usage=_usage(row),
+        waiting_for=load(row["waiting_for"]),
     )
 
 

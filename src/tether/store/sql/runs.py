@@ -296,6 +296,20 @@ class RunsPart(SessionsPart):
             )
         return run
 
+    async def claim_next(
+        self,
+        *,
+        worker_id: str,
+        now: datetime,
+        lease_seconds: float,
+        agents: Sequence[str] | None = None,
+        look: bool = True,
+    ) -> tuple[Run | None, bool]:
+        run = await self.claim_run(
+            worker_id=worker_id, now=now, lease_seconds=lease_seconds, agents=agents
+        )
+        return run, run is not None
+
     async def renew_lease(
         self, run_id: str, *, worker_id: str, now: datetime, lease_seconds: float
     ) -> Run | None:

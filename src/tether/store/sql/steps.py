@@ -40,29 +40,36 @@ class StepsPart(SessionsPart):
         tx: Tx,
         run_id: str,
         worker_id: str,
-        *then: tuple[str, dict[str, Any]],
+        *,
+        touch_at: datetime | None = None,
         max_steps: int | None = None,
-    ) -> tuple[dict[str, Any], list[list[Row]]]:
-        """The held run's row and its next step seq: the lock first, then the seq read after it
-        (a statement of its own, in the same round trip), then the statements then (their
-        rows), which a run no longer held, or one whose next seq is past max_steps
-        (TooManySteps), rolls back with the rest."""
-        held, seq, *rows = await tx.batch(
-            [
-                ("hold_run_for_step", {"run_id": run_id, "worker_id": worker_id}),
-                ("next_step_seq", {"run_id": run_id}),
-                *then,
-            ]
+    ) -> dict[str, Any]:
+        """The held run's row and its next step seq: the lock first (with touch_at, in the
+        same statement, the session touched for one message more: its row then carries the
+        session's message_count), then the seq read after it (a statement of its own, in the
+        same round trip). A run no longer held, a session that takes no writes, or a next seq
+        past max_steps (TooManySteps) rolls back with the rest."""
+        guard: tuple[str, dict[str, Any]] = (
+            ("hold_run_for_step", {"run_id": run_id, "worker_id": worker_id})
+            if touch_at is None
+            else (
+                "hold_run_touching_session",
+                {"run_id": run_id, "worker_id": worker_id, "now": to_us(touch_at)},
+            )
         )
+        held, seq = await tx.batch([guard, ("next_step_seq", {"run_id": run_id})])
         if not held:
-            await self._lost(tx, run_id, worker_id)
+            row = await tx.one("hold_run_for_step", run_id=run_id, worker_id=worker_id)
+            if row is None or touch_at is None:
+                await self._lost(tx, run_id, worker_id)
+            await self._refuse(tx, row["session_id"], owner=None, now=touch_at)
         if max_steps is not None and seq[0]["step_count"] > max_steps:
             raise TooManySteps(
                 f"run {run_id} holds {max_steps} steps, as many as it may: finish it",
                 run_id=run_id,
                 max_steps=max_steps,
             )
-        return {**held[0], "step_count": seq[0]["step_count"]}, rows
+        return {**held[0], "step_count": seq[0]["step_count"]}
 
     async def start_step(
         self,
@@ -77,7 +84,7 @@ class StepsPart(SessionsPart):
         max_steps: int | None = None,
     ) -> Step:
         async with self._db.write() as tx:
-            held, _ = await self._open_seq(tx, run_id, worker_id, max_steps=max_steps)
+            held = await self._open_seq(tx, run_id, worker_id, max_steps=max_steps)
             params = self._step_params(
                 held, run_id, position, kind, name, StepStatus.RUNNING, input, now
             )
@@ -239,17 +246,14 @@ class StepsPart(SessionsPart):
     ) -> Step:
         check_transition(StepStatus.RUNNING, status)
         async with self._db.write() as tx:
-            # A message step touches its session in the same round trip as the guard.
-            touch = {"run_id": run_id, "now": to_us(now), "add_messages": 1}
-            held, touched = await self._open_seq(
+            # A message step touches its session in the guard's statement.
+            held = await self._open_seq(
                 tx,
                 run_id,
                 worker_id,
-                *([] if message is None else [("touch_run_session", touch)]),
+                touch_at=None if message is None else now,
                 max_steps=max_steps,
             )
-            if touched and not touched[0]:
-                await self._refuse(tx, held["session_id"], owner=None, now=now)
             params = self._step_params(
                 held,
                 run_id,
@@ -266,7 +270,7 @@ class StepsPart(SessionsPart):
             )
             await tx.later("insert_step", **params)
             step = _inserted(params, kind, status, input, output, error, usage)
-            counted = touched[0][0] if touched else None
+            counted = None if message is None else held
             await self._after_step(tx, step, held["owner"], now, message, counted)
             await self._step_event(tx, step_event(status), step, held["owner"], now)
         return step

@@ -9,6 +9,7 @@ from tether.store.sql.keys import KeysPart
 from tether.store.sql.memory import MemoryPart
 from tether.store.sql.retention import RetentionPart
 from tether.store.sql.routing import RoutingPart
+from tether.store.sql.run_starts import RunStartsPart
 from tether.store.sql.schedules import SchedulesPart
 from tether.store.sql.stats import StatsPart
 from tether.store.sql.steps import StepsPart
@@ -27,6 +28,7 @@ class SqlStore(
     StatsPart,
     AssistantsPart,
     WebhooksPart,
+    RunStartsPart,
 ):
     """Every Store operation; SQL text and connections come from the backend's Database."""
 

@@ -206,6 +206,18 @@ SELECT session_id, owner, attempt
 FROM runs
 WHERE id = :run_id AND status = 'running' AND worker_id = :worker_id;
 
+-- name: hold_run_touching_session
+-- hold_run_for_step, then the activity of the run's session for one message more (a step with
+-- a message), in one statement. No row: the run is not held by this worker, or its session
+-- takes no writes (the caller tells which).
+UPDATE sessions
+SET last_activity_at = :now, message_count = message_count + 1
+WHERE id = (SELECT r.session_id FROM runs AS r
+            WHERE r.id = :run_id AND r.status = 'running' AND r.worker_id = :worker_id)
+  AND status = 'active' AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > :now)
+RETURNING id AS session_id, owner, (SELECT attempt FROM runs WHERE id = :run_id) AS attempt,
+          message_count;
+
 -- name: close_open_steps
 -- Tool calls end in_doubt (their effect may have happened), the other steps failed.
 UPDATE steps
