@@ -10,9 +10,10 @@ process, then measures from this one:
   plain uvicorn (started the same way, in its own process), alternating call by call;
 * sessions created per second (POST /v1/sessions, `concurrency` requests in flight);
 * runs per second end to end: POST a run (``echo``) and long-poll it to completion, each client
-  on its own session, until `runs` runs are done; then the server's resident memory. Beside it,
-  the same workload on the in-process engine (``Service`` + ``Worker`` on one loop, another
-  process, same concurrency, `runs` / 5 runs), the ceiling HTTP is compared with;
+  with its own connection and session, until `runs` runs are done; then the server's resident
+  memory. Beside it, the same workload on the in-process engine (``Service`` + ``Worker`` on one
+  loop, another process, same concurrency, as many runs: a run's cost grows with its session,
+  whose newest messages its context reads), the ceiling HTTP is compared with;
 * messages per second: one client appending messages one after the other, then `writers`
   clients (from `writer-processes` processes) each appending to its own session;
 * the delay from an event's commit (its ``created_at``) to its arrival at an SSE client, with
@@ -145,24 +146,26 @@ async def sessions_per_second(client: httpx.AsyncClient, seconds: float, concurr
     return done / (time.perf_counter() - started)
 
 
-async def runs_end_to_end(
-    client: httpx.AsyncClient, total: int, concurrency: int
-) -> tuple[float, list[float]]:
+async def runs_end_to_end(url: str, total: int, concurrency: int) -> tuple[float, list[float]]:
+    """runs/s of `concurrency` clients, each with its own ``httpx.AsyncClient`` (one kept-alive
+    connection) and session: one pool of 32 connections would cost the load generator about three
+    times the CPU, httpx's pool looking at each of its connections for every request."""
     remaining = total
     latencies: list[float] = []
 
     async def loop() -> None:
         nonlocal remaining
-        session = (await client.post("/v1/sessions", json={"title": "runs"})).json()["id"]
-        while remaining > 0:
-            remaining -= 1
-            started = time.perf_counter()
-            created = await client.post(f"/v1/sessions/{session}/runs", json={"goal": "ping"})
-            created.raise_for_status()
-            run = created.json()["id"]
-            waited = await client.get(f"/v1/runs/{run}/wait", params={"timeout": 60})
-            assert waited.json()["status"] == "completed", waited.text
-            latencies.append(time.perf_counter() - started)
+        async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+            session = (await client.post("/v1/sessions", json={"title": "runs"})).json()["id"]
+            while remaining > 0:
+                remaining -= 1
+                started = time.perf_counter()
+                created = await client.post(f"/v1/sessions/{session}/runs", json={"goal": "ping"})
+                created.raise_for_status()
+                run = created.json()["id"]
+                waited = await client.get(f"/v1/runs/{run}/wait", params={"timeout": 60})
+                assert waited.json()["status"] == "completed", waited.text
+                latencies.append(time.perf_counter() - started)
 
     started = time.perf_counter()
     await asyncio.gather(*(loop() for _ in range(concurrency)))
@@ -323,13 +326,13 @@ async def measure(
         rate = await sessions_per_second(client, args.seconds, args.concurrency)
         rows.append(("sessions created / s", f"{rate:,.0f}"))
         server_cpu, client_cpu = cpu_seconds(pid), time.process_time()
-        rate, latencies = await runs_end_to_end(client, args.runs, args.concurrency)
+        rate, latencies = await runs_end_to_end(url, args.runs, args.concurrency)
         server_cpu = (cpu_seconds(pid) - server_cpu) / args.runs
         client_cpu = (time.process_time() - client_cpu) / args.runs
         rows.append((f"runs / s end to end (create + wait, {args.runs:,} runs)", f"{rate:,.0f}"))
         rows.append(
             (
-                f"  in-process engine, same workload ({args.runs // 5:,} runs); HTTP / engine",
+                f"  in-process engine, same workload ({args.runs:,} runs); HTTP / engine",
                 f"{engine_rate:,.0f}; {rate / engine_rate:.2f}",
             )
         )
@@ -395,7 +398,7 @@ def main() -> None:
             with context.Pool(1) as pool:
                 engine = pool.apply(
                     _engine_process,
-                    (folder, max(1, args.runs // 5), args.concurrency, args.workers),
+                    (folder, args.runs, args.concurrency, args.workers),
                 )
             rows = asyncio.run(measure(args, url, server.pid, engine))
         finally:

@@ -11,6 +11,8 @@ import httpx
 import pytest
 
 from tests.api.httpkit import Server, new_session, start_server
+from tether.api import create_app
+from tether.api.auth import PUBLIC_PATHS
 
 PROBLEM_MEMBERS = {"type", "title", "status", "detail", "code"}
 
@@ -133,6 +135,16 @@ def test_openapi_and_docs_are_served(server: Server) -> None:
         assert "HTTPBearer" in spec["components"]["securitySchemes"]
         docs = anonymous.get("/docs")
         assert docs.status_code == 200 and "swagger" in docs.text.lower()
+
+
+def test_the_spec_declares_the_api_key_on_every_operation_that_needs_one() -> None:
+    spec = create_app().openapi()
+    assert spec["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            keyed = path not in PUBLIC_PATHS
+            assert (operation.get("security") == [{"HTTPBearer": []}]) == keyed, (method, path)
+            assert ("401" in operation["responses"]) == keyed, (method, path)
 
 
 def test_no_body_is_needed_where_every_field_is_optional(alice: httpx.Client) -> None:

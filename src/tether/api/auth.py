@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import Depends, Request
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.dependencies.models import Dependant
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -121,14 +121,7 @@ def _secret(scope: Scope) -> str | None:
     return api_key
 
 
-#: Declares the scheme in the OpenAPI spec; the middleware above does the checking.
-_bearer_scheme = HTTPBearer(auto_error=False, description="An API key: `tether keys create`.")
-
-
-async def service(
-    request: Request,
-    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer_scheme)],
-) -> Service:
+async def service(request: Request) -> Service:
     """The service acting for the request's owner."""
     base: Service = request.app.state.service
     return base.for_owner(request.scope[_OWNER_KEY])
@@ -136,3 +129,20 @@ async def service(
 
 #: Route parameter: ``svc: Owned`` is the service acting for the caller.
 Owned = Annotated[Service, Depends(service)]
+
+#: The API key as the OpenAPI spec declares it (the middleware above does the checking; a
+#: security dependency on every route would only parse the header again, per request).
+SCHEME_NAME = "HTTPBearer"
+SCHEME = {"type": "http", "description": "An API key: `tether keys create`.", "scheme": "bearer"}
+
+
+def acts_for_owner(route: BaseRoute) -> bool:
+    """Whether route depends on ``service`` (directly or through another dependency)."""
+    dependant: Dependant | None = getattr(route, "dependant", None)
+    pending = [] if dependant is None else [dependant]
+    while pending:
+        current = pending.pop()
+        if current.call is service:
+            return True
+        pending.extend(current.dependencies)
+    return False

@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute
 
+from tether.api.auth import SCHEME, SCHEME_NAME, acts_for_owner
 from tether.api.errors import PROBLEM_JSON
 
 PROBLEM_SCHEMA: dict[str, Any] = {
@@ -39,15 +42,34 @@ _WITH_BODY = {413: "The request body is larger than the server's limit (`payload
 
 
 def install(app: FastAPI) -> None:
-    """Make app.openapi() declare the problems (in place, on the spec FastAPI builds)."""
+    """Make app.openapi() declare the API key and the problems (in place, on the spec FastAPI
+    builds)."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         spec = build()
+        declare_security(spec, app.routes)
         declare_problems(spec)
         return spec
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def declare_security(spec: dict[str, Any], routes: list[BaseRoute]) -> None:
+    """Declare the API key on every operation acting for a key's owner (idempotent)."""
+    paths = spec.get("paths", {})
+    secured = [
+        operation
+        for route in routes
+        if isinstance(route, APIRoute) and route.include_in_schema and acts_for_owner(route)
+        for method in route.methods or ()
+        if (operation := paths.get(route.path_format, {}).get(method.lower())) is not None
+    ]
+    if not secured:
+        return
+    spec.setdefault("components", {}).setdefault("securitySchemes", {})[SCHEME_NAME] = SCHEME
+    for operation in secured:
+        operation["security"] = [{SCHEME_NAME: []}]
 
 
 def declare_problems(spec: dict[str, Any]) -> None:
