@@ -169,10 +169,8 @@ def create_app(
         webhooks.router,
         *langgraph_routers,
     )
-    for router in routers:
-        # The routes themselves on the app's router: an included router is matched through
-        # a layer of per-route context (about 20 µs of a 150 µs request in the app).
-        app.router.routes.extend(router.routes)
+    for router in routers:  # on the app itself: one routing level less per request
+        app.include_router(router)
     errors.install(app)
     openapi.install(app)
     app.add_middleware(Utf8Only)
