@@ -229,17 +229,20 @@ def sequential_messages(url: str, seconds: float) -> tuple[float, int, float]:
 
 
 async def _writers(url: str, writers: int, seconds: float, start_at: float) -> tuple[int, float]:
-    limits = httpx.Limits(max_connections=writers + 4)
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+    """Each writer a client of its own (one kept-alive connection): one httpx pool shared by all
+    would cost the load generator far more CPU per request than the server (it scans its
+    connections on every request)."""
+    clients = [httpx.AsyncClient(base_url=url, timeout=120) for _ in range(writers)]
+    try:
         sessions = [
             (await client.post("/v1/sessions", json={"title": "writer"})).json()["id"]
-            for _ in range(writers)
+            for client in clients
         ]
         await asyncio.sleep(max(0.0, start_at - time.time()))
         deadline = time.perf_counter() + seconds
         done, cpu = 0, time.process_time()
 
-        async def write(session: str) -> None:
+        async def write(client: httpx.AsyncClient, session: str) -> None:
             nonlocal done
             while time.perf_counter() < deadline:
                 sent = await client.post(
@@ -249,8 +252,11 @@ async def _writers(url: str, writers: int, seconds: float, start_at: float) -> t
                 sent.raise_for_status()
                 done += 1
 
-        await asyncio.gather(*(write(s) for s in sessions))
+        await asyncio.gather(*(write(c, s) for c, s in zip(clients, sessions, strict=True)))
         return done, time.process_time() - cpu
+    finally:
+        for client in clients:
+            await client.aclose()
 
 
 def _writer_process(url: str, writers: int, seconds: float, start_at: float) -> tuple[int, float]:
