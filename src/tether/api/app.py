@@ -172,7 +172,7 @@ def create_app(
     for router in routers:  # on the app itself: one routing level less per request
         app.include_router(router)
     errors.install(app)
-    openapi.install(app)
+    openapi.install(app, [route for router in routers for route in router.routes])
     app.add_middleware(Utf8Only)
     app.add_middleware(EmptyQuery)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

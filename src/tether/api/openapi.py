@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI
@@ -41,21 +42,21 @@ _AUTHENTICATED = {
 _WITH_BODY = {413: "The request body is larger than the server's limit (`payload_too_large`)."}
 
 
-def install(app: FastAPI) -> None:
-    """Make app.openapi() declare the API key and the problems (in place, on the spec FastAPI
-    builds)."""
+def install(app: FastAPI, routes: Sequence[BaseRoute]) -> None:
+    """Make app.openapi() declare the API key (on the operations of routes, the API's routes as
+    their routers hold them) and the problems, in place, on the spec FastAPI builds."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         spec = build()
-        declare_security(spec, app.routes)
+        declare_security(spec, routes)
         declare_problems(spec)
         return spec
 
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def declare_security(spec: dict[str, Any], routes: list[BaseRoute]) -> None:
+def declare_security(spec: dict[str, Any], routes: Sequence[BaseRoute]) -> None:
     """Declare the API key on every operation acting for a key's owner (idempotent)."""
     paths = spec.get("paths", {})
     secured = [
