@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
+from json.encoder import encode_basestring as _encode_str
 from typing import Any
 
 from tether.core.clock import to_iso
@@ -43,8 +44,37 @@ _json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 def estimate_tokens(value: Any) -> int:
     """A model-independent estimate: about four characters of JSON per token."""
-    text = value if isinstance(value, str) else _json(value)
-    return max(1, (len(text) + 3) // 4)
+    length = len(value) if isinstance(value, str) else _json_length(value)
+    return max(1, (length + 3) // 4)
+
+
+def _json_length(value: Any) -> int:
+    """len(_json(value)), added up from the parts of a list of dicts or a dict (the shape of
+    every entry and message unit) instead of encoding the whole; any other value is encoded."""
+    if type(value) is list:
+        # "[item, …]": each item adds itself and ", " (or the brackets); "[]" when empty.
+        length = 0
+        for item in value:
+            length += (_dict_length(item) if type(item) is dict else _leaf_length(item)) + 2
+        return length or 2
+    if type(value) is dict:
+        return _dict_length(value)
+    return len(_json(value))
+
+
+def _dict_length(value: dict[Any, Any]) -> int:
+    # '{"key": value, …}': each pair adds its key and value, ": " and ", " (or the braces).
+    length = 0
+    for key, item in value.items():
+        if not isinstance(key, str):  # the encoder turns such keys into strings (or fails)
+            return len(_json(value))
+        length += len(_encode_str(key)) + 4
+        length += len(_encode_str(item)) if isinstance(item, str) else len(_json(item))
+    return length or 2
+
+
+def _leaf_length(value: Any) -> int:
+    return len(_encode_str(value)) if isinstance(value, str) else len(_json(value))
 
 
 def _snip(value: Any, limit: int = _SNIPPET_CHARS) -> Any:
