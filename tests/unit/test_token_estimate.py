@@ -33,6 +33,7 @@ JSON = st.recursive(
 #: Keys the encoder turns into strings ("1", "true", "null", "1.5").
 KEYS = st.one_of(TEXT, st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
 ENTRIES = st.one_of(
+    st.dictionaries(TEXT, TEXT, max_size=6),
     st.dictionaries(KEYS, JSON, max_size=6),
     st.fixed_dictionaries(
         {"role": st.sampled_from(["user", "assistant", "system", "tool"]), "content": TEXT},

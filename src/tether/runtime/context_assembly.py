@@ -63,13 +63,13 @@ def _json_length(value: Any) -> int:
 
 
 def _dict_length(value: dict[Any, Any]) -> int:
-    # '{"key": value, …}': each pair adds its key and value, ": " and ", " (or the braces).
+    # '{"key": "text", …}': each pair adds its key and text as JSON, ": " and ", " (or the
+    # braces). A dict holding anything but text is encoded whole (one call is cheapest then).
     length = 0
     for key, item in value.items():
-        if not isinstance(key, str):  # the encoder turns such keys into strings (or fails)
+        if not (isinstance(key, str) and isinstance(item, str)):
             return len(_json(value))
-        length += len(_encode_str(key)) + 4
-        length += len(_encode_str(item)) if isinstance(item, str) else len(_json(item))
+        length += len(_encode_str(key)) + len(_encode_str(item)) + 4
     return length or 2
 
 
