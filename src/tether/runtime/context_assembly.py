@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
+from json.encoder import encode_basestring as _encode_str
 from typing import Any
 
 from tether.core.clock import to_iso
@@ -43,8 +44,37 @@ _json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 def estimate_tokens(value: Any) -> int:
     """A model-independent estimate: about four characters of JSON per token."""
-    text = value if isinstance(value, str) else _json(value)
-    return max(1, (len(text) + 3) // 4)
+    length = len(value) if isinstance(value, str) else _json_length(value)
+    return max(1, (length + 3) // 4)
+
+
+def _json_length(value: Any) -> int:
+    """len(_json(value)), added up from the parts of a list of dicts or a dict (the shape of
+    every entry and message unit) instead of encoding the whole; any other value is encoded."""
+    if type(value) is list:
+        # "[item, …]": each item adds itself and ", " (or the brackets); "[]" when empty.
+        length = 0
+        for item in value:
+            length += (_dict_length(item) if type(item) is dict else _leaf_length(item)) + 2
+        return length or 2
+    if type(value) is dict:
+        return _dict_length(value)
+    return len(_json(value))
+
+
+def _dict_length(value: dict[Any, Any]) -> int:
+    # '{"key": "text", …}': each pair adds its key and text as JSON, ": " and ", " (or the
+    # braces). A dict holding anything but text is encoded whole (one call is cheapest then).
+    length = 0
+    for key, item in value.items():
+        if not (isinstance(key, str) and isinstance(item, str)):
+            return len(_json(value))
+        length += len(_encode_str(key)) + len(_encode_str(item)) + 4
+    return length or 2
+
+
+def _leaf_length(value: Any) -> int:
+    return len(_encode_str(value)) if isinstance(value, str) else len(_json(value))
 
 
 def _snip(value: Any, limit: int = _SNIPPET_CHARS) -> Any:
