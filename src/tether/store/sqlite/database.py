@@ -49,6 +49,8 @@ MAX_ROWS = 64
 #: A :named parameter, and one (that or a ?) of a statement.
 _NAMED = re.compile(r"(?<![:\w]):(\w+)")
 _PARAMETER = re.compile(rf"{_NAMED.pattern}|\?")
+#: What a statement may raise that SqliteDatabase.after turns into tether's errors.
+_FAILURES = (sqlite3.Error, UnicodeEncodeError)
 
 
 class _Tx:
@@ -66,9 +68,12 @@ class _Tx:
 
     async def one(self, query: str, /, **params: Any) -> Row | None:
         sql, conn = self._statement(query, params), self._conn
-        row: Row | None = await self._db.call(
-            conn, lambda: conn.execute(sql, params).fetchone(), query
-        )
+        try:  # (db.call, inlined: the statements of every append run here)
+            row: Row | None = conn.execute(sql, params).fetchone()
+        except _FAILURES as exc:
+            row = await self._db.after(
+                exc, conn, lambda: conn.execute(sql, params).fetchone(), query
+            )
         return row
 
     async def all(self, query: str, /, **params: Any) -> list[Row]:
@@ -93,7 +98,12 @@ class _Tx:
 
     async def run(self, query: str, /, **params: Any) -> int:
         sql, conn = self._statement(query, params), self._conn
-        count: int = await self._db.call(conn, lambda: conn.execute(sql, params).rowcount, query)
+        try:  # (db.call, inlined)
+            count: int = conn.execute(sql, params).rowcount
+        except _FAILURES as exc:
+            count = await self._db.after(
+                exc, conn, lambda: conn.execute(sql, params).rowcount, query
+            )
         return count
 
     async def many(self, query: str, rows: list[dict[str, Any]], /) -> None:
@@ -103,7 +113,11 @@ class _Tx:
         await self._db.call(conn, lambda: conn.executemany(sql, rows), query)
 
     async def later(self, query: str, /, **params: Any) -> None:
-        await self.run(query, **params)
+        sql, conn = self._statement(query, params), self._conn
+        try:  # (db.call, inlined)
+            conn.execute(sql, params)
+        except _FAILURES as exc:
+            await self._db.after(exc, conn, partial(conn.execute, sql, params), query)
 
     async def insert_rows(self, query: str, rows: list[tuple[Any, ...]], /, **params: Any) -> None:
         values = list(chain.from_iterable(rows))
@@ -298,11 +312,22 @@ class SqliteDatabase:
         busy, in a waiting thread (see the module docstring)."""
         try:
             return statement()
-        except sqlite3.Error as exc:
-            if not _is_busy(exc):
-                raise _store_error(where, exc) from exc
-        except UnicodeEncodeError as exc:
+        except _FAILURES as exc:
+            return await self.after(exc, conn, statement, where)
+
+    async def after(
+        self,
+        exc: sqlite3.Error | UnicodeEncodeError,
+        conn: sqlite3.Connection,
+        statement: Callable[[], T],
+        where: str,
+    ) -> T:
+        """What call makes of statement() once it raised exc: run again in a waiting thread
+        when the file was busy, else raised as tether's error."""
+        if isinstance(exc, UnicodeEncodeError):
             raise not_unicode(exc) from exc
+        if not _is_busy(exc):
+            raise _store_error(where, exc) from exc
         return await self._patiently(conn, statement, where)
 
     async def _patiently(
