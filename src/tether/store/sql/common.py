@@ -132,7 +132,7 @@ class SqlBase:
     ) -> None:
         """_events, with each payload already encoded as the JSON text of its data column;
         told() makes what the observers get (only called when there are observers)."""
-        await tx.append_events(Events(type_.value, owner, session_id, run_id, to_us(now), texts))
+        await tx.append_events(Events(type_._value_, owner, session_id, run_id, to_us(now), texts))
         topics = [f"owner:{owner}"]
         if session_id:
             topics.append(session_topic(session_id))

@@ -421,22 +421,18 @@ class SessionsPart(SqlBase):
         Tx.append_events)."""
         first = touched["message_count"] - len(messages) + 1
         j, at = self._j, to_iso(now)
-        metadata = [j(new.metadata) if new.metadata else "{}" for new in messages]
-        items = [None if new.item is None else j(new.item) for new in messages]
-        added = [
-            new_message(
+        added: list[Message] = []
+        rows: list[tuple[Any, ...]] = []
+        texts: list[str] = []
+        for seq, id_, new in zip(count(first), new_ids(len(messages)), messages):  # one pass
+            meta = j(new.metadata) if new.metadata else "{}"
+            item = None if new.item is None else j(new.item)
+            m = new_message(
                 id_, session_id, seq, new.role, new.content, now, None, new.metadata, new.item, None
             )
-            for seq, id_, new in zip(count(first), new_ids(len(messages)), messages)
-        ]
-        rows = [
-            (m.id, m.seq, m.role._value_, m.content, meta, item)
-            for m, meta, item in zip(added, metadata, items, strict=True)
-        ]
-        texts = [
-            message_event_json(m, at, meta, item)
-            for m, meta, item in zip(added, metadata, items, strict=True)
-        ]
+            added.append(m)
+            rows.append((id_, seq, new.role._value_, new.content, meta, item))
+            texts.append(message_event_json(m, at, meta, item))
         await tx.insert_rows("insert_messages", rows, session_id=session_id, created_at=to_us(now))
         await self._encoded_events(
             tx,
@@ -484,22 +480,20 @@ class SessionsPart(SqlBase):
             data={"item": item},
         )
 
-    def _message_row(self, message: Message) -> dict[str, Any]:
-        return {
-            "id": message.id,
-            "session_id": message.session_id,
-            "seq": message.seq,
-            "role": message.role._value_,
-            "content": message.content,
-            "run_id": message.run_id,
-            "metadata": self._j(message.metadata),
-            "created_at": to_us(message.created_at),
-            "item": self._j(message.item),
-        }
-
     async def _insert_message(self, tx: Tx, message: Message, owner: str) -> None:
-        row = self._message_row(message)
-        await tx.later("insert_message", **row)
+        metadata, item = self._j(message.metadata), self._j(message.item)
+        await tx.later(
+            "insert_message",
+            id=message.id,
+            session_id=message.session_id,
+            seq=message.seq,
+            role=message.role._value_,
+            content=message.content,
+            run_id=message.run_id,
+            metadata=metadata,
+            created_at=to_us(message.created_at),
+            item=item,
+        )
         at = to_iso(message.created_at)
         await self._encoded_events(
             tx,
@@ -508,7 +502,7 @@ class SessionsPart(SqlBase):
             now=message.created_at,
             session_id=message.session_id,
             run_id=message.run_id,
-            texts=[message_event_json(message, at, row["metadata"], row["item"])],
+            texts=[message_event_json(message, at, metadata, item)],
             told=lambda: [{"message": message}],
         )
 

@@ -130,10 +130,16 @@ class _Tx:
         type_, owner, session_id, run_id, created_at, data = events
         if not data:
             return
-        shared = {"type": type_, "owner": owner, "session_id": session_id, "run_id": run_id}
-        await self.run("insert_event", **shared, data=data[0], created_at=created_at)
+        shared = {
+            "type": type_,
+            "owner": owner,
+            "session_id": session_id,
+            "run_id": run_id,
+            "created_at": created_at,
+        }
+        await self.run("insert_event", **shared, data=data[0])
         if len(data) > 1:  # (JSON texts: no NUL in them)
-            await self._insert("insert_events", data[1:], {**shared, "created_at": created_at})
+            await self._insert("insert_events", data[1:], shared)
 
     async def _insert(self, query: str, values: list[Any], params: dict[str, Any]) -> None:
         """Run the named INSERT … VALUES (row) for every row of values (the values the ? of
