@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.postgres.helpers import FAST, run, service, sql
+from tests.sqlite.test_copy_event_ids import deleted_top, next_event_id
 from tether.core.api_key import ApiKey
 from tether.core.errors import Conflict, StoreError
 from tether.core.ids import new_id
@@ -296,3 +297,17 @@ def test_a_postgres_column_the_copy_does_not_know_is_refused(tmp_path: Path, pg_
     with pytest.raises(StoreError, match=r"table steps has columns the copy would drop \(cost\)"):
         run(copy_url(source, pg_url))
     assert sql(pg_url, "SELECT count(*) FROM sessions") == [(0,)]
+
+
+def test_new_events_follow_every_id_either_database_handed_out(tmp_path: Path, pg_url: str) -> None:
+    source, back = str(tmp_path / "source.db"), str(tmp_path / "back.db")
+    kept, top = run(deleted_top(source))
+    assert run(copy_url(source, pg_url)).verified
+    assert run(next_event_id(pg_url, kept)) > top  # the ids SQLite deleted
+    _, pg_top = run(deleted_top(pg_url))
+    assert run(copy_url(pg_url, back)).verified
+    assert run(next_event_id(back, kept)) > pg_top  # the ids PostgreSQL deleted
+    for _ in range(3):  # PostgreSQL's own ids climb above the source's
+        _, pg_top = run(deleted_top(pg_url))
+    assert run(copy_url(source, pg_url, replace=True)).verified
+    assert run(next_event_id(pg_url, kept)) > pg_top  # its own, though the copy replaced them

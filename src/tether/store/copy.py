@@ -2,13 +2,14 @@
 
 Every table (API keys included) is copied by key order, ids and event ids preserved, inside
 one target transaction (an interrupted copy leaves the target as it was); the event id sequence
-then continues after the copied ids. Verification reads both sides again: per-table row counts,
-and a SHA-256 over a canonical serialization of the rows (columns in a fixed order, JSON values
-parsed and written back with sorted keys), so a byte-level difference between backends (jsonb
-spacing) does not count, and any difference in content does. The columns are those of the schema:
-before anything is written, each table's columns are read from both databases (PRAGMA table_info,
-information_schema) and a column the copy would not carry is refused, so none is ever dropped and
-every one is verified.
+then continues after every id either database handed out (copied, or deleted before), so a
+stream cursor carried across never skips an event. Verification reads both sides again:
+per-table row counts, and a SHA-256 over a canonical serialization of the rows (columns in a
+fixed order, JSON values parsed and written back with sorted keys), so a byte-level difference
+between backends (jsonb spacing) does not count, and any difference in content does. The
+columns are those of the schema: before anything is written, each table's columns are read from
+both databases (PRAGMA table_info, information_schema) and a column the copy would not carry is
+refused, so none is ever dropped and every one is verified.
 """
 
 from __future__ import annotations
@@ -254,6 +255,8 @@ async def copy_store(
             f"the target {target.location} is not empty ({held}): "
             "pass --force to replace its contents"
         )
+    async with src.read() as rtx:
+        floor = await rtx.one("copy_event_floor")
     async with dst.write() as tx:
         if replace:
             for table in reversed(TABLES):
@@ -265,7 +268,7 @@ async def copy_store(
                 done += len(rows)
                 if progress:
                     progress("copy", table.name, done, totals[table.name])
-        await tx.one("copy_bump_sequences")
+        await tx.one("copy_bump_sequences", floor=0 if floor is None else floor["floor"])
     for table in TABLES:
         part = TableReport(table.name)
         part.source_rows, part.source_checksum = await _digest(src, table, batch, progress, totals)

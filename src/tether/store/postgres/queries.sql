@@ -343,13 +343,24 @@ SELECT column_name AS name FROM information_schema.columns
 WHERE table_schema = current_schema() AND table_name = %(table)s
 ORDER BY ordinal_position;
 
+-- name: copy_event_floor
+-- The highest event id this database ever handed out: present, or deleted since.
+SELECT GREATEST(COALESCE((SELECT MAX(id) FROM events), 0),
+                COALESCE(pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass),
+                         0)) AS floor;
+
 -- name: copy_bump_sequences
--- New events (and checkpoint threads) get ids after the copied ones.
-SELECT setval(pg_get_serial_sequence('events', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL),
+-- New events get ids after every id either database handed out (the copied ones, the source's
+-- deleted ones: floor, the target's own), so no stream cursor ever sees an id twice; checkpoint
+-- threads after the copied ones.
+SELECT setval(pg_get_serial_sequence('events', 'id'), GREATEST(top, 1), top > 0),
        (SELECT setval(pg_get_serial_sequence('checkpoint_threads', 'id'), COALESCE(MAX(id), 1),
                       MAX(id) IS NOT NULL)
         FROM checkpoint_threads)
-FROM events;
+FROM (SELECT GREATEST(COALESCE(MAX(id), 0), %(floor)s::bigint,
+                      COALESCE(pg_sequence_last_value(
+                          pg_get_serial_sequence('events', 'id')::regclass), 0)) AS top
+      FROM events) AS e;
 
 -- routing --------------------------------------------------------------------------------------
 

@@ -355,10 +355,16 @@ LIMIT :limit OFFSET :offset;
 -- The columns a table has in this database, in order: the copy refuses a column it would drop.
 SELECT name FROM pragma_table_info(:table) ORDER BY cid;
 
+-- name: copy_event_floor
+-- The highest event id this database ever handed out: present, or deleted since.
+SELECT max(COALESCE((SELECT MAX(id) FROM events), 0),
+           COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)) AS floor;
+
 -- name: copy_bump_sequences
--- New ids already follow the copied ones (insert_event); this only makes sure of it.
-UPDATE sqlite_sequence SET seq = (SELECT MAX(id) FROM events)
-WHERE name = 'events' AND seq < (SELECT MAX(id) FROM events);
+-- New events get ids after every id either database handed out (the copied ones, the source's
+-- deleted ones: floor, the target's own), so no stream cursor ever sees an id twice.
+UPDATE sqlite_sequence SET seq = max(seq, :floor, COALESCE((SELECT MAX(id) FROM events), 0))
+WHERE name = 'events';
 
 -- routing --------------------------------------------------------------------------------------
 
