@@ -292,7 +292,7 @@ class PostgresDatabase:
     def dump_json(self, value: Any) -> str | None:
         if value is None:
             return None
-        return check_json(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+        return check_json(_dumps(value))
 
     def load_json(self, column: Any) -> Any:
         return None if column is None else json.loads(column)

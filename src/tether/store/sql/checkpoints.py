@@ -18,12 +18,11 @@ from tether.store.checkpoint import (
     merge_ranges,
 )
 from tether.store.sql.database import ReadTx, Row
-from tether.store.sql.rows import message_from_values, to_us
+from tether.store.sql.rows import MAX_SEQ, message_from_values, to_us
 from tether.store.sql.sessions import SessionsPart
 
 #: Messages read at a time when a conversation is copied.
 _PAGE = 1000
-_MAX_SEQ = 2**62
 
 
 class CheckpointsPart(SessionsPart):
@@ -274,7 +273,7 @@ class CheckpointsPart(SessionsPart):
             session_id=session_id,
             owner=None,
             after_seq=after,
-            before_seq=_MAX_SEQ,
+            before_seq=MAX_SEQ,
             removed=True,
             limit=_PAGE,
         )

@@ -16,6 +16,7 @@ from tether.store.sql.common import SqlBase
 from tether.store.sql.database import ReadTx, Row, Tx
 from tether.store.sql.rows import (
     join_namespace,
+    memory_by_scope,
     memory_from_row,
     split_namespace,
     stored_scope_id,
@@ -158,17 +159,7 @@ class MemoryPart(SqlBase):
                 app=None if app is None else stored_scope_id(MemoryScope.APP, app, run.owner),
                 limit=limit,
             )
-        found: dict[MemoryScope, list[MemoryItem]] = {
-            MemoryScope.RUN: [],
-            MemoryScope.SESSION: [],
-            MemoryScope.USER: [],
-        }
-        if app is not None:
-            found[MemoryScope.APP] = []
-        for row in rows:  # each scope's rows come in list_memory's order
-            item = self._item(row)
-            found[item.scope].append(item)
-        return found
+        return memory_by_scope(rows, self._db.load_json, app=app is not None)
 
     async def memory_of_sessions(
         self, session_ids: Sequence[str], *, owner: str

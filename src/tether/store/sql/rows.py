@@ -25,6 +25,8 @@ LoadJson = Callable[[Any], Any]
 NAMESPACE_SEP = "\x1f"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _fromtimestamp = datetime.fromtimestamp
+#: Above every seq (messages, runs, steps): the open end of a "before this seq" read.
+MAX_SEQ = 2**62
 #: Below this many microseconds (the year 2112), value / 1e6 is within a tenth of a
 #: microsecond of the exact time, so fromtimestamp (which rounds to the nearest) is exact.
 _FLOAT_EXACT = 2**52
@@ -308,6 +310,24 @@ def memory_from_row(row: Row, load: LoadJson) -> MemoryItem:
         source_run_id=row["source_run_id"],
         namespace=split_namespace(row["namespace"]),
     )
+
+
+def memory_by_scope(
+    rows: Iterable[Row], load: LoadJson, app: bool
+) -> dict[MemoryScope, list[MemoryItem]]:
+    """The items of rows of memory_of_run by scope (each scope's rows in list_memory's order),
+    every scope a key ([] when it has none; the app's only with app)."""
+    found: dict[MemoryScope, list[MemoryItem]] = {
+        MemoryScope.RUN: [],
+        MemoryScope.SESSION: [],
+        MemoryScope.USER: [],
+    }
+    if app:
+        found[MemoryScope.APP] = []
+    for row in rows:
+        item = memory_from_row(row, load)
+        found[item.scope].append(item)
+    return found
 
 
 def event_from_row(row: Row, load: LoadJson) -> Event:

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.run import Run
 from tether.store.run_start import ContextSources, RunStart, SourceLimits
 from tether.store.sql.common import SqlBase
 from tether.store.sql.rows import (
+    MAX_SEQ,
     NAMESPACE_SEP,
-    memory_from_row,
+    memory_by_scope,
     message_from_row,
     run_summary_from_row,
     session_from_row,
     step_from_row,
 )
-
-_MAX_SEQ = 2**62
 
 
 class RunStartsPart(SqlBase):
@@ -50,16 +48,7 @@ class RunStartsPart(SqlBase):
             return None
         load = self._db.load_json
         session = session_from_row(found[0][0], load)
-        memory: dict[MemoryScope, list[MemoryItem]] = {
-            MemoryScope.RUN: [],
-            MemoryScope.SESSION: [],
-            MemoryScope.USER: [],
-        }
-        if session.app is not None:
-            memory[MemoryScope.APP] = []
-        for row in found[1]:  # each scope's rows come in list_memory's order
-            item = memory_from_row(row, load)
-            memory[item.scope].append(item)
+        memory = memory_by_scope(found[1], load, app=session.app is not None)
         steps = [step_from_row(row, load) for row in found[2]]
         if sources is None:
             return RunStart(session, memory, steps)
@@ -104,7 +93,7 @@ def _source_reads(run: Run, limits: SourceLimits) -> list[tuple[str, dict[str, A
                 "session_id": session_id,
                 "owner": None,
                 "after_seq": 0,
-                "before_seq": _MAX_SEQ,
+                "before_seq": MAX_SEQ,
                 "removed": False,
                 "limit": limits.messages,
             },

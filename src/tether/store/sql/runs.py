@@ -24,6 +24,7 @@ from tether.store.changes import run_status_topic, run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.database import Tx
 from tether.store.sql.rows import (
+    MAX_SEQ,
     error_data,
     opt_us,
     run_from_row,
@@ -31,8 +32,6 @@ from tether.store.sql.rows import (
     to_us,
 )
 from tether.store.sql.sessions import SessionsPart
-
-_MAX_SEQ = 2**62
 
 
 class RunsPart(SessionsPart):
@@ -248,7 +247,7 @@ class RunsPart(SessionsPart):
                     "runs_backward" + brief,
                     session_id=session_id,
                     status=None if status is None else status.value,
-                    before_seq=_MAX_SEQ if position is None else position,
+                    before_seq=MAX_SEQ if position is None else position,
                     limit=limit + 1,
                 )
             else:

@@ -23,6 +23,7 @@ from tether.store.cursors import decode_cursor, encode_cursor
 from tether.store.sql.common import SqlBase
 from tether.store.sql.database import ReadTx, Row, Tx
 from tether.store.sql.rows import (
+    MAX_SEQ,
     event_from_row,
     join_namespace,
     memory_from_row,
@@ -34,8 +35,6 @@ from tether.store.sql.rows import (
     stored_scope_id,
     to_us,
 )
-
-_MAX_SEQ = 2**62
 
 
 class _NothingToRemove(Exception):
@@ -56,7 +55,7 @@ async def stored_rows(
         "stored_messages",
         session_id=session_id,
         owner=owner,
-        before_seq=_MAX_SEQ if before_seq is None else before_seq,
+        before_seq=MAX_SEQ if before_seq is None else before_seq,
         limit=limit,
         items=items,
     )
@@ -524,7 +523,7 @@ class SessionsPart(SqlBase):
                 session_id=session_id,
                 owner=owner,
                 after_seq=after_seq or 0,
-                before_seq=_MAX_SEQ if before_seq is None else before_seq,
+                before_seq=MAX_SEQ if before_seq is None else before_seq,
                 removed=include_removed,
                 limit=limit,
             )
