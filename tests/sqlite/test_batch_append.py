@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support import OWNER, Factory
-from tether.core.clock import ManualClock, to_iso
+from tether.core.clock import ManualClock
 from tether.core.message import NewMessage, Role
+from tether.core.serde import to_data
 from tether.store.factory import open_store
-from tether.store.sql.rows import message_event_json
 from tether.store.sql.store import SqlStore
 
 TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
@@ -88,8 +88,7 @@ def test_rows_and_event_texts_are_exactly_what_was_given(
         assert rows == [
             (m.id, m.seq, m.role.value, m.content, dump(m.metadata), dump(m.item)) for m in added
         ]
-        at = to_iso(added[0].created_at)
-        assert data == [message_event_json(m, at, dump(m.metadata), dump(m.item)) for m in added]
+        assert data == [dump({"message": to_data(m)}) for m in added]
 
     loop.run_until_complete(append())
 

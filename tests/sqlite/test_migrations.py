@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import tether
 from tests.support import (
     ROWS_BEFORE_CONVERSATION_CORE,
     SCHEMA_1_ROWS,
@@ -17,7 +18,7 @@ from tests.support import (
     check_conversation_core,
     check_recounted,
 )
-from tether.core.errors import SchemaTooNew, StoreError
+from tether.core.errors import SchemaTooNew, StoreError, UsageError
 from tether.core.memory import MemoryScope
 from tether.core.message import Role
 from tether.core.session import Session
@@ -371,3 +372,93 @@ async def test_version_twelve_keeps_the_events_and_never_reuses_a_deleted_id(
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert "events_autoincrement" not in tables
     assert {"events_by_session", "events_by_run", "events_ids_are_never_reused"} <= tables
+
+
+#: Messages written before version 13, of every role (one popped).
+MESSAGES_BEFORE_ROLE_CHECK = (
+    "INSERT INTO sessions (id, owner, status, created_at, updated_at, last_activity_at,"
+    " message_count) VALUES ('s1', 'alice', 'active', 0, 0, 0, 4)",
+    *(
+        "INSERT INTO messages (id, session_id, seq, role, content, created_at, removed_at)"
+        f" VALUES ('m{seq}', 's1', {seq}, '{role}', 'said by {role}', {seq}, {removed})"
+        for seq, role, removed in (
+            (1, "system", "NULL"),
+            (2, "user", "NULL"),
+            (3, "assistant", 5),
+            (4, "tool", "NULL"),
+        )
+    ),
+)
+ROLE_CHECK = "CHECK (role = 'user' OR role = 'assistant' OR role = 'system' OR role = 'tool')"
+
+
+def _schema(path: Path) -> list[tuple[str, str, str | None]]:
+    """Every table, index and trigger's text (but the runner's own table, which the helper
+    above writes out differently)."""
+    with sqlite3.connect(path) as conn:
+        return conn.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE name <> 'schema_version'"
+            " ORDER BY type, name"
+        ).fetchall()
+
+
+def _refused_role(conn: sqlite3.Connection) -> str:
+    """What the messages table says to a row with a role it does not know."""
+    with pytest.raises(sqlite3.IntegrityError) as refused:
+        conn.execute(
+            "INSERT INTO messages (id, session_id, seq, role, content, created_at)"
+            " VALUES ('bad', 's1', 99, 'robot', 'beep', 0)"
+        )
+    return str(refused.value)
+
+
+async def test_version_thirteen_checks_a_role_without_a_list_in_place(tmp_path: Path) -> None:
+    """The messages table's CHECK is edited in its schema text (no rebuild): a file upgraded
+    from version 12 with messages ends with the schema of a new file, intact, with its rows,
+    and every connection to it, one opened before the upgrade included, refuses a role it
+    does not know; tether refuses one before any SQL, in words."""
+    fresh, old = tmp_path / "fresh.db", tmp_path / "v12.db"
+    await SqliteStore(fresh).close()
+    _at_version_before(old, "role_check_without_a_list", MESSAGES_BEFORE_ROLE_CHECK)
+    before = sqlite3.connect(old, isolation_level=None)
+    assert "role IN ('user', 'assistant', 'system', 'tool')" in _refused_role(before)
+
+    store = SqliteStore(old)
+    try:
+        assert await store.schema_version() == LATEST
+        kept = await store.list_messages("s1", include_removed=True)
+        assert [(m.id, m.role.value, m.content) for m in kept] == [
+            (f"m{seq}", role, f"said by {role}")
+            for seq, role in ((1, "system"), (2, "user"), (3, "assistant"), (4, "tool"))
+        ]
+        # The connection that migrated the file checks with the new text too (RESET).
+        assert isinstance(store.database, SqliteDatabase)
+        assert ROLE_CHECK[7:-1] in _refused_role(store.database._conn)
+    finally:
+        await store.close()
+
+    assert _schema(old) == _schema(fresh)
+    [(messages,)] = sqlite3.connect(fresh).execute(
+        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'messages'"
+    )
+    assert ROLE_CHECK in messages and " IN (" not in messages
+    for path in (fresh, old):
+        with sqlite3.connect(path, isolation_level=None) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            assert conn.execute("PRAGMA writable_schema").fetchone() == (0,)
+            assert ROLE_CHECK[7:-1] in _refused_role(conn)
+    # The schema cookie moved on: a connection that read the old schema reads the new one.
+    assert ROLE_CHECK[7:-1] in _refused_role(before)
+    before.close()
+
+    with tether.open(old, worker=False) as tt:
+        session = tt.sessions.create(title="after")
+        for add in (
+            lambda: session.messages.add(role="robot", content="beep"),
+            lambda: session.messages.add_many(
+                [{"role": "user", "content": "hi"}, {"role": "robot", "content": "beep"}]
+            ),
+        ):
+            with pytest.raises(UsageError, match=r"role must be one of user, assistant, system"):
+                add()
+        assert session.messages.list() == []

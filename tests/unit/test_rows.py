@@ -7,13 +7,22 @@ import json
 import pickle
 from datetime import UTC, datetime, timedelta
 from random import Random
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tether.core.clock import to_iso
+from tether.core.ids import new_ids
 from tether.core.message import Message, Role
 from tether.core.serde import to_data
-from tether.store.sql.rows import from_us, message_event_json, message_from_values
+from tether.store.sql.rows import (
+    MessageRow,
+    from_us,
+    message_event_texts,
+    message_from_values,
+)
 from tether.store.sqlite.database import SqliteDatabase
 
 _AT = datetime(2026, 12, 3, 18, 30, 6, 123456, tzinfo=UTC)
@@ -41,9 +50,55 @@ def test_a_message_event_is_the_json_of_its_serde_form(message: Message) -> None
     db = SqliteDatabase(":memory:", migrate=False)
     metadata, item = db.dump_json(message.metadata), db.dump_json(message.item)
     assert metadata is not None
-    text = message_event_json(message, to_iso(message.created_at), metadata, item)
+    row = (message.id, message.seq, message.role.value, message.content, metadata, item)
+    [text] = message_event_texts([row], message.session_id, message.run_id, to_iso(_AT))
     assert text == db.dump_json({"message": to_data(message)})
     assert json.loads(text) == {"message": to_data(message)}
+    db.close_now()
+
+
+_TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+_FIELDS = st.tuples(
+    st.sampled_from(list(Role)),
+    _TEXT,
+    st.dictionaries(_TEXT, _JSON, max_size=3),
+    st.none() | st.dictionaries(_TEXT, _JSON, max_size=3),
+)
+
+
+@given(
+    session_id=_TEXT,
+    run_id=st.none() | _TEXT,
+    fields=st.lists(_FIELDS, min_size=1, max_size=5),
+)
+def test_the_event_texts_of_messages_are_their_serde_forms_byte_for_byte(
+    session_id: str, run_id: str | None, fields: list[tuple[Role, str, dict[str, Any], Any]]
+) -> None:
+    """One text per row, with what the rows share (session, run, time) encoded once: each the
+    bytes the stores' generic encoding gives the event (the payload before the batch path)."""
+    db = SqliteDatabase(":memory:", migrate=False)
+    messages = [
+        Message(id_, session_id, seq, role, content, _AT, run_id, metadata, item)
+        for seq, (id_, (role, content, metadata, item)) in enumerate(
+            zip(new_ids(len(fields)), fields, strict=True), start=1
+        )
+    ]
+    rows: list[MessageRow] = []
+    for m in messages:
+        metadata = db.dump_json(m.metadata)
+        assert metadata is not None
+        rows.append((m.id, m.seq, m.role.value, m.content, metadata, db.dump_json(m.item)))
+    texts = message_event_texts(rows, session_id, run_id, to_iso(_AT))
+    assert texts == [db.dump_json({"message": to_data(m)}) for m in messages]
     db.close_now()
 
 

@@ -285,17 +285,20 @@ def new_message(
     """A message to append. With an item, a missing role or content comes from it (see
     core.items); without one, the role defaults to user and the content is required."""
     checked = None if item_value is None else item(item_value)
-    if role is None or role == "":
-        chosen = Role.USER if checked is None else item_role(checked)
-    else:
-        known = _ROLES.get(role) if type(role) in _ROLE_TYPES else None
-        chosen = known or enum(Role, role, "role") or Role.USER
+    chosen = _ROLES.get(role) if type(role) in _ROLE_TYPES else None  # (most roles: at once)
+    if chosen is None:
+        if role is None or role == "":
+            chosen = Role.USER if checked is None else item_role(checked)
+        else:
+            chosen = enum(Role, role, "role") or Role.USER
     if content is None and checked is not None:
         content = item_text(checked)
     made: Any = _new(_NewMessageSlots)  # NewMessage(...), without its frozen __init__
     made.role = chosen
-    made.content = text("content", content, MAX_CONTENT)
-    made.metadata = mapping("metadata", metadata)
+    # (text and mapping, without a call for the most common values: a batch checks hundreds)
+    short = type(content) is str and len(content) <= MAX_CONTENT
+    made.content = content if short else text("content", content, MAX_CONTENT)
+    made.metadata = {} if metadata is None else mapping("metadata", metadata)
     made.item = checked
     made.__class__ = NewMessage
     new: NewMessage = made
@@ -324,15 +327,16 @@ def batch(messages: Any) -> list[NewMessage]:
         raise UsageError(f"a batch holds 1 to {MAX_BATCH} messages (got {len(given)})")
     checked = []
     for index, raw in enumerate(given):
-        if isinstance(raw, NewMessage):
-            raw = {
-                "role": raw.role,
-                "content": raw.content,
-                "metadata": raw.metadata,
-                "item": raw.item,
-            }
-        if type(raw) is not dict and not isinstance(raw, Mapping):
-            raise UsageError(f"messages[{index}] must be a message object")
+        if type(raw) is not dict:
+            if isinstance(raw, NewMessage):
+                raw = {
+                    "role": raw.role,
+                    "content": raw.content,
+                    "metadata": raw.metadata,
+                    "item": raw.item,
+                }
+            elif not isinstance(raw, Mapping):
+                raise UsageError(f"messages[{index}] must be a message object")
         if not _MESSAGE_FIELDS.issuperset(raw):
             unknown = set(raw) - _MESSAGE_FIELDS
             raise UsageError(

@@ -269,19 +269,28 @@ def new_message(
     return made
 
 
-def message_event_json(message: Message, created_at: str, metadata: str, item: str | None) -> str:
-    """The JSON text of a message.added event's data, ``{"message": serde.to_data(message)}``
-    encoded as the stores encode JSON (compact, non-ASCII kept), built from the JSON texts of
-    the message's metadata and item columns instead of encoding them again: an append writes
-    one per message."""
-    run_id = message.run_id
-    return (
-        f'{{"message":{{"id":{_string(message.id)},"session_id":{_string(message.session_id)},'
-        f'"seq":{message.seq},"role":"{message.role._value_}",'
-        f'"content":{_string(message.content)},"created_at":"{created_at}",'
-        f'"run_id":{"null" if run_id is None else _string(run_id)},"metadata":{metadata},'
-        f'"item":{"null" if item is None else item},"removed_at":null}}}}'
-    )
+#: A message as insert_messages writes it: (id, seq, role, content, metadata's JSON text, item's
+#: JSON text or None).
+MessageRow = tuple[str, int, str, str, str, str | None]
+
+
+def message_event_texts(
+    rows: Iterable[MessageRow], session_id: str, run_id: str | None, created_at: str
+) -> list[str]:
+    """The JSON texts of the message.added events' data of messages of one session, run and
+    time (created_at: its ISO text), one per row: ``{"message": serde.to_data(message)}``
+    encoded as the stores encode JSON (compact, non-ASCII kept). Built from the JSON texts of
+    the metadata and item columns instead of encoding them again, with what the messages share
+    encoded once (an append writes one per message); the ids are tether's (new_id: hex digits
+    and dashes, nothing to escape)."""
+    run = "null" if run_id is None else _string(run_id)
+    session = f'","session_id":{_string(session_id)},"seq":'
+    at = f',"created_at":"{created_at}","run_id":{run},"metadata":'
+    return [
+        f'{{"message":{{"id":"{id_}{session}{seq},"role":"{role}","content":{_string(content)}'
+        f'{at}{metadata},"item":{"null" if item is None else item},"removed_at":null}}}}'
+        for id_, seq, role, content, metadata, item in rows
+    ]
 
 
 def stored_scope_id(scope: MemoryScope, scope_id: str, owner: str | None) -> str:

@@ -24,10 +24,11 @@ from tether.store.sql.common import SqlBase
 from tether.store.sql.database import ReadTx, Row, Tx
 from tether.store.sql.rows import (
     MAX_SEQ,
+    MessageRow,
     event_from_row,
     join_namespace,
     memory_from_row,
-    message_event_json,
+    message_event_texts,
     message_from_row,
     message_from_values,
     new_message,
@@ -419,20 +420,34 @@ class SessionsPart(SqlBase):
         events, inside tx: all the messages at once, then all the events (Tx.insert_rows,
         Tx.append_events)."""
         first = touched["message_count"] - len(messages) + 1
-        j, at = self._j, to_iso(now)
-        added: list[Message] = []
-        rows: list[tuple[Any, ...]] = []
-        texts: list[str] = []
-        for seq, id_, new in zip(count(first), new_ids(len(messages)), messages):  # one pass
-            meta = j(new.metadata) if new.metadata else "{}"
-            item = None if new.item is None else j(new.item)
-            m = new_message(
-                id_, session_id, seq, new.role, new.content, now, None, new.metadata, new.item, None
+        j = self._j
+        rows: list[MessageRow] = [
+            (
+                id_,
+                seq,
+                new.role._value_,
+                new.content,
+                j(new.metadata) if new.metadata else "{}",
+                None if new.item is None else j(new.item),
             )
-            added.append(m)
-            rows.append((id_, seq, new.role._value_, new.content, meta, item))
-            texts.append(message_event_json(m, at, meta, item))
+            for seq, id_, new in zip(count(first), new_ids(len(messages)), messages)
+        ]
         await tx.insert_rows("insert_messages", rows, session_id=session_id, created_at=to_us(now))
+        added = [
+            new_message(
+                row[0],
+                session_id,
+                row[1],
+                new.role,
+                new.content,
+                now,
+                None,
+                new.metadata,
+                new.item,
+                None,
+            )
+            for row, new in zip(rows, messages, strict=True)
+        ]
         await self._encoded_events(
             tx,
             EventType.MESSAGE_ADDED,
@@ -440,7 +455,7 @@ class SessionsPart(SqlBase):
             now=now,
             session_id=session_id,
             run_id=None,
-            texts=texts,
+            texts=message_event_texts(rows, session_id, None, to_iso(now)),
             told=lambda: [{"message": m} for m in added],
         )
         return added
@@ -493,7 +508,7 @@ class SessionsPart(SqlBase):
             created_at=to_us(message.created_at),
             item=item,
         )
-        at = to_iso(message.created_at)
+        row = (message.id, message.seq, message.role._value_, message.content, metadata, item)
         await self._encoded_events(
             tx,
             EventType.MESSAGE_ADDED,
@@ -501,7 +516,9 @@ class SessionsPart(SqlBase):
             now=message.created_at,
             session_id=message.session_id,
             run_id=message.run_id,
-            texts=[message_event_json(message, at, metadata, item)],
+            texts=message_event_texts(
+                [row], message.session_id, message.run_id, to_iso(message.created_at)
+            ),
             told=lambda: [{"message": message}],
         )
 
