@@ -60,6 +60,12 @@ class GroupCommit:
         self._idle: list[concurrent.futures.Future[None]] = []
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="tether-sqlite-flush")
 
+    @property
+    def due(self) -> int:
+        """Commits waiting for a flush that has not begun."""
+        with self._mutex:
+            return len(self._pending)
+
     def committed(self, announce: Callable[[], None]) -> asyncio.Future[None]:
         """Call right after a COMMIT (under the writer lock, so that commits queue in commit
         order); the future is done once a flush that started after it is over and announce()
@@ -116,7 +122,7 @@ class GroupCommit:
             if self._fd is None:
                 self._fd = os.open(self.wal, os.O_RDONLY)
             fdatasync(self._fd)
-        except OSError as exc:
+        except Exception as exc:  # (an OSError; anything else must not stop the flushes either)
             self.failure = StoreError(
                 f"could not flush {self.wal} to disk ({exc}): the latest writes may not "
                 "survive a power loss; writes are refused until the store is reopened"

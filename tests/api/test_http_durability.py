@@ -1,0 +1,26 @@
+"""The service opens its SQLite database at the settings' durability: at ``full``, an append
+answers after a flush of the WAL (``tether serve --durability full``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from tether.api import create_app
+from tether.api.settings import ApiSettings
+from tether.store.sqlite.database import SqliteDatabase
+
+
+def test_an_append_at_full_answers_after_a_flush(tmp_path: Path) -> None:
+    app = create_app(
+        ApiSettings(db=str(tmp_path / "t.db"), durability="full", auth=False, workers=0)
+    )
+    with TestClient(app, base_url="http://127.0.0.1") as http:
+        database = app.state.service.store.database
+        assert isinstance(database, SqliteDatabase) and database.durability == "full"
+        session = http.post("/v1/sessions", json={"title": "full"}).json()["id"]
+        before = database.flushes
+        added = http.post(f"/v1/sessions/{session}/messages", json={"role": "user", "content": "x"})
+        assert added.status_code == 201, added.text
+        assert database.flushes > before
