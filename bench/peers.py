@@ -324,7 +324,11 @@ class TetherLibrary(System):
         self.synchronous = durability.upper()
         default = " (default)" if durability == "normal" else ""
         self.name = f"tether library (tether.open{'' if default else ', durability=full'})"
-        self.durability = f"WAL, synchronous={durability.upper()}{default}"
+        self.durability = (
+            f"WAL, synchronous={durability.upper()}{default}"
+            if default
+            else "WAL, NORMAL + a shared WAL fsync per commit"
+        )
 
     def open(self, folder: Path) -> None:
         self.tt: Tether = tether.open(
@@ -567,7 +571,11 @@ class TetherAgentsSession(AgentsSqlite):
         default = " (tether's default)" if durability == "normal" else ""
         full = "" if default else ", durability=full"
         self.name = f"tether TetherSession (Agents SDK adapter{full})"
-        self.durability = f"WAL, synchronous={durability.upper()}{default}"
+        self.durability = (
+            f"WAL, synchronous={durability.upper()}{default}"
+            if default
+            else "WAL, NORMAL + a shared WAL fsync per commit"
+        )
 
     async def open(self, folder: Path) -> None:
         from tether.integrations.openai_agents import TetherSession
