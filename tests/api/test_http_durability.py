@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tether.api import create_app
 from tether.api.settings import ApiSettings
+from tether.core.errors import UsageError
+from tether.store.factory import open_store
 from tether.store.sqlite.database import SqliteDatabase
 
 
@@ -24,3 +27,10 @@ def test_an_append_at_full_answers_after_a_flush(tmp_path: Path) -> None:
         added = http.post(f"/v1/sessions/{session}/messages", json={"role": "user", "content": "x"})
         assert added.status_code == 201, added.text
         assert database.flushes > before
+
+
+def test_a_bad_durability_is_refused_for_postgresql_too() -> None:
+    # PostgreSQL ignores the setting (its synchronous_commit decides), but not a typo in it:
+    # refused before any connection is tried.
+    with pytest.raises(UsageError, match="not 'fsync'"):
+        open_store("postgresql://nobody@127.0.0.1:1/none", durability="fsync")

@@ -120,7 +120,7 @@ class GroupCommit:
             return self.failure
         try:
             if self._fd is None:
-                self._fd = os.open(self.wal, os.O_RDONLY)
+                self._fd = os.open(self.wal, os.O_RDWR)  # (Windows syncs writable files only)
             fdatasync(self._fd)
         except Exception as exc:  # (an OSError; anything else must not stop the flushes either)
             self.failure = StoreError(
