@@ -324,11 +324,7 @@ class TetherLibrary(System):
         self.synchronous = durability.upper()
         default = " (default)" if durability == "normal" else ""
         self.name = f"tether library (tether.open{'' if default else ', durability=full'})"
-        self.durability = (
-            f"WAL, synchronous={durability.upper()}{default}"
-            if default
-            else "WAL, NORMAL + a shared WAL fsync per commit"
-        )
+        self.durability = f"WAL, synchronous={durability.upper()}{default}"
 
     def open(self, folder: Path) -> None:
         self.tt: Tether = tether.open(
@@ -571,11 +567,7 @@ class TetherAgentsSession(AgentsSqlite):
         default = " (tether's default)" if durability == "normal" else ""
         full = "" if default else ", durability=full"
         self.name = f"tether TetherSession (Agents SDK adapter{full})"
-        self.durability = (
-            f"WAL, synchronous={durability.upper()}{default}"
-            if default
-            else "WAL, NORMAL + a shared WAL fsync per commit"
-        )
+        self.durability = f"WAL, synchronous={durability.upper()}{default}"
 
     async def open(self, folder: Path) -> None:
         from tether.integrations.openai_agents import TetherSession

@@ -55,7 +55,9 @@ def held(monkeypatch: pytest.MonkeyPatch) -> HeldFlushes:
 def db(
     tmp_path: Path, loop: asyncio.AbstractEventLoop, held: HeldFlushes
 ) -> Iterator[SqliteDatabase]:
-    database = SqliteDatabase(tmp_path / "t.db", durability="full", migrate=False)
+    database = SqliteDatabase(
+        tmp_path / "t.db", durability="full", group_commit=True, migrate=False
+    )
     yield database
     for _ in range(8):  # whatever a failed test left held
         held.let_go()
@@ -70,7 +72,7 @@ async def _write(db: SqliteDatabase, topic: str, told: list[str]) -> None:
 
 
 def test_the_writer_commits_without_a_flush_of_its_own(tmp_path: Path) -> None:
-    full = SqliteDatabase(tmp_path / "full.db", durability="full")
+    full = SqliteDatabase(tmp_path / "full.db", durability="full", group_commit=True)
     normal = SqliteDatabase(tmp_path / "normal.db")
     try:
         # synchronous=NORMAL (1): the COMMIT writes the WAL, the group flushes it
@@ -80,6 +82,16 @@ def test_the_writer_commits_without_a_flush_of_its_own(tmp_path: Path) -> None:
     finally:
         full.close_now()
         normal.close_now()
+
+
+def test_without_group_commit_full_flushes_inside_each_commit(tmp_path: Path) -> None:
+    # the library's durability="full": SQLite's FULL (2), the least latency for one writer
+    inline = SqliteDatabase(tmp_path / "inline.db", durability="full")
+    try:
+        assert inline._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+        assert inline.flushes == 0
+    finally:
+        inline.close_now()
 
 
 async def test_writes_that_commit_during_a_flush_share_the_next_one(
@@ -163,7 +175,7 @@ async def test_a_failed_flush_fails_its_writes_and_refuses_later_ones(
 async def test_concurrent_appends_at_full_are_all_stored_with_fewer_flushes(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    store = open_store(str(tmp_path / "t.db"), durability="full")
+    store = open_store(str(tmp_path / "t.db"), durability="full", group_commit=True)
     assert isinstance(store, SqlStore) and isinstance(store.database, SqliteDatabase)
     database = store.database
     try:

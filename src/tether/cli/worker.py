@@ -61,7 +61,7 @@ def serve_worker(
         webhook_allow=webhook_allow,
     )
     models = model_catalog()
-    store = open_store(db, durability=durability)
+    store = open_store(db, durability=durability, group_commit=True)
     used, instruments, counted, endpoint = store, None, None, None
     if metrics is not None:
         from tether.api.metrics import Exposition

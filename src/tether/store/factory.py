@@ -75,17 +75,24 @@ def check_durability(durability: str) -> str:
     return durability
 
 
-def open_store(url: str | Path = DEFAULT_DB, *, durability: str = "normal") -> Store:
+def open_store(
+    url: str | Path = DEFAULT_DB, *, durability: str = "normal", group_commit: bool = False
+) -> Store:
     """A migrated, ready store for url (a path, ``sqlite:///path``, ``:memory:`` or a
-    ``postgresql://`` URL). durability applies to SQLite; PostgreSQL's is the server's own
-    (``synchronous_commit``), whichever is given."""
+    ``postgresql://`` URL). durability and group_commit (at ``full``: concurrent writers share
+    flushes, off the event loop; for servers) apply to SQLite; PostgreSQL's durability is the
+    server's own (``synchronous_commit``), whichever is given."""
     check_durability(durability)
     text = check_url(url)
     if is_postgres(text):
         return _postgres_store(text)
     from tether.store.sqlite.store import SqliteStore
 
-    return SqliteStore(sqlite_path(text), durability=durability)  # type: ignore[arg-type]
+    return SqliteStore(
+        sqlite_path(text),
+        durability=durability,  # type: ignore[arg-type]
+        group_commit=group_commit,
+    )
 
 
 def migrate_store(url: str | Path = DEFAULT_DB) -> tuple[int, int]:

@@ -12,8 +12,11 @@ write lock), the statement is handed to a waiting thread that retries it for up 
 lease renewals go on (reads on the reader connection, other writes queued behind this one). A
 write that cannot get the lock in time fails with StoreUnavailable (HTTP 503).
 
-At durability ``full`` the flush is not the COMMIT's: a file's writes commit at
-``synchronous=NORMAL`` and then wait for a shared flush of the WAL, off the loop (flush.py).
+At durability ``full`` each COMMIT flushes the WAL (``synchronous=FULL``: the least latency for
+one writer), unless the database is opened with ``group_commit`` (``tether serve`` and ``tether
+worker`` do): then writes commit at ``synchronous=NORMAL`` and wait for a shared flush of the
+WAL, off the loop (flush.py), so concurrent writers share flushes and the loop never waits for
+the disk.
 """
 
 from __future__ import annotations
@@ -248,7 +251,12 @@ class SqliteDatabase:
     any_loop = True
 
     def __init__(
-        self, path: str | Path, *, durability: Durability = "normal", migrate: bool = True
+        self,
+        path: str | Path,
+        *,
+        durability: Durability = "normal",
+        group_commit: bool = False,
+        migrate: bool = True,
     ) -> None:
         if durability not in ("normal", "full"):
             raise UsageError(f"durability must be 'normal' or 'full', not {durability!r}")
@@ -256,7 +264,7 @@ class SqliteDatabase:
         self.durability: Durability = durability
         self.changes = ChangeFeed()
         self._lock = ConnectionLock()
-        grouped = durability == "full" and self.location != ":memory:"
+        grouped = group_commit and durability == "full" and self.location != ":memory:"
         synchronous = "normal" if grouped else durability  # (the flushes are the group's)
         self._conn = _connect(self.location, synchronous)
         self._group = GroupCommit(_wal_path(self._conn)) if grouped else None
