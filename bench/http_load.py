@@ -1,9 +1,11 @@
 """Load the HTTP service from a separate process and print a table.
 
     python bench/http_load.py [--runs 10000] [--streams 100] [--concurrency 32]
+        [--durability normal|full] [--messages-only]
 
-Starts ``tether serve`` (SQLite in a temporary folder, no auth, embedded worker) in its own
-process, then measures from this one:
+Starts ``tether serve`` (SQLite in a temporary folder at ``--durability``, no auth, embedded
+worker) in its own process, then measures from this one (``--messages-only``: the messages per
+second and their CPU only):
 
 * sequential requests on one kept-alive connection (``httpx.Client``): ``GET /healthz`` and
   ``GET /v1/sessions/{id}`` on tether, beside ``GET /static`` on a minimal FastAPI app under
@@ -46,8 +48,12 @@ import httpx
 LISTENING = "tether listening on "
 
 
-def start_server(folder: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
+def start_server(
+    folder: Path, workers: int, durability: str = "normal"
+) -> tuple[subprocess.Popen[str], str]:
     command = [sys.executable, "-m", "tether", "serve", "--no-auth", "--port", "0"]
+    if durability != "normal":  # (a server without the option serves normal)
+        command += ["--durability", durability]
     command += ["--db", str(folder / "bench.db"), "--workers", str(workers), "--no-access-log"]
     server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     assert server.stderr is not None
@@ -173,7 +179,7 @@ async def runs_end_to_end(url: str, total: int, concurrency: int) -> tuple[float
 
 
 async def engine_runs(
-    folder: str, total: int, concurrency: int, workers: int
+    folder: str, total: int, concurrency: int, workers: int, durability: str = "normal"
 ) -> tuple[float, float]:
     """runs/s of the in-process engine (the same create-and-wait workload, no HTTP), and its
     CPU seconds per run."""
@@ -182,7 +188,7 @@ async def engine_runs(
     from tether.runtime.worker import Worker
     from tether.store.sqlite.store import SqliteStore
 
-    store = SqliteStore(Path(folder) / "engine.db")
+    store = SqliteStore(Path(folder) / "engine.db", durability=durability)  # type: ignore[arg-type]
     settings = RuntimeSettings(concurrency=workers)
     service = Service(store, settings=settings)
     worker = Worker(store, service.agents, settings=settings, clock=service.clock)
@@ -207,8 +213,10 @@ async def engine_runs(
     return rate, cpu
 
 
-def _engine_process(folder: str, total: int, concurrency: int, workers: int) -> tuple[float, float]:
-    return asyncio.run(engine_runs(folder, total, concurrency, workers))
+def _engine_process(
+    folder: str, total: int, concurrency: int, workers: int, durability: str
+) -> tuple[float, float]:
+    return asyncio.run(engine_runs(folder, total, concurrency, workers, durability))
 
 
 def sequential_messages(url: str, seconds: float) -> tuple[float, int, float]:
@@ -369,6 +377,19 @@ async def measure(
     return rows
 
 
+def _runs_and_streams(
+    args: argparse.Namespace, folder: str, url: str, pid: int
+) -> list[tuple[str, str]]:
+    """The rows of the runs (beside the in-process engine's) and of the SSE streams."""
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        engine = pool.apply(
+            _engine_process,
+            (folder, args.runs, args.concurrency, args.workers, args.durability),
+        )
+    return asyncio.run(measure(args, url, pid, engine))
+
+
 def _ms(values: list[float]) -> str:
     return f"{percentile(values, 50) * 1000:.1f} ms / {percentile(values, 99) * 1000:.1f} ms"
 
@@ -384,12 +405,14 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="requests in flight")
     parser.add_argument("--seconds", type=float, default=5.0, help="length of the sessions test")
     parser.add_argument("--workers", type=int, default=8, help="tether serve --workers")
+    parser.add_argument("--durability", choices=("normal", "full"), default="normal")
+    parser.add_argument("--messages-only", action="store_true", help="only messages / s")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         minimal, minimal_url = start_minimal(Path(folder))
-        server, url = start_server(Path(folder), args.workers)
+        server, url = start_server(Path(folder), args.workers, args.durability)
         try:
-            times = keep_alive(url, minimal_url, args.requests)
+            times = {} if args.messages_only else keep_alive(url, minimal_url, args.requests)
             minimal.terminate()
             minimal.wait(30)
             served = cpu_seconds(server.pid)
@@ -400,13 +423,7 @@ def main() -> None:
                 url, args.writers, args.writer_processes, args.seconds
             )
             server_together = (cpu_seconds(server.pid) - served) / count
-            context = multiprocessing.get_context("spawn")
-            with context.Pool(1) as pool:
-                engine = pool.apply(
-                    _engine_process,
-                    (folder, args.runs, args.concurrency, args.workers),
-                )
-            rows = asyncio.run(measure(args, url, server.pid, engine))
+            rows = [] if args.messages_only else _runs_and_streams(args, folder, url, server.pid)
         finally:
             if minimal.poll() is None:
                 minimal.terminate()
@@ -415,13 +432,19 @@ def main() -> None:
             server.wait(30)
     # 64 clients at most this many appends a second; one client at most 1 / its own costs.
     bound = min(1 / server_together, 2 / (server_together + client_together))
-    rows[1:1] = [
-        ("keep-alive GET /healthz, median", f"{times['healthz']:.2f} ms"),
-        ("keep-alive GET /v1/sessions/{id}, median", f"{times['session']:.2f} ms"),
-        (
-            "keep-alive GET /static, minimal FastAPI on uvicorn; session / static",
-            f"{times['minimal']:.2f} ms; {times['session'] / times['minimal']:.2f}",
-        ),
+    inserted = (
+        [
+            ("keep-alive GET /healthz, median", f"{times['healthz']:.2f} ms"),
+            ("keep-alive GET /v1/sessions/{id}, median", f"{times['session']:.2f} ms"),
+            (
+                "keep-alive GET /static, minimal FastAPI on uvicorn; session / static",
+                f"{times['minimal']:.2f} ms; {times['session'] / times['minimal']:.2f}",
+            ),
+        ]
+        if times
+        else []
+    )
+    inserted += [
         ("messages / s, one client, one after the other", f"{alone:,.0f}"),
         (
             f"messages / s, {args.writers} clients on {args.writers} sessions; x one client",
@@ -437,10 +460,12 @@ def main() -> None:
             f"{bound * (server_alone + client_alone):.2f}",
         ),
     ]
+    rows[1:1] = inserted
     width = max(len(name) for name, _ in rows)
     print(
-        f"\nHTTP service: tether serve (SQLite, {args.workers} worker slots), load from another "
-        f"process, {args.concurrency} requests in flight; {os.cpu_count()} CPUs"
+        f"\nHTTP service: tether serve (SQLite at {args.durability}, {args.workers} worker "
+        f"slots), load from another process, {args.concurrency} requests in flight; "
+        f"{os.cpu_count()} CPUs"
     )
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")

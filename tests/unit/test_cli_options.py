@@ -109,3 +109,21 @@ def test_the_commands_that_execute_runs_take_the_redaction_options(command: str)
     assert "--no-redact" in options["redact"].secondary_opts
     assert options["redact_pattern"].envvar == "TETHER_REDACT_PATTERNS"
     assert options["redact_pattern"].multiple
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_serve_and_worker_take_the_durability(command: str) -> None:
+    durability = _options(_command(command))["durability"]
+    assert durability.envvar == "TETHER_DURABILITY"
+    assert durability.default == ApiSettings().durability == "normal"
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_bad_durability_is_one_line(command: str, tmp_path: Path) -> None:
+    db = str(tmp_path / "t.db")
+    given = CliRunner().invoke(app, [command, "--db", db, "--durability", "fsync"])
+    assert given.exit_code == 2
+    assert given.output == "error: durability must be 'normal' or 'full', not 'fsync'\n"
+    from_env = CliRunner().invoke(app, [command, "--db", db], env={"TETHER_DURABILITY": "x"})
+    assert from_env.exit_code == 2 and "not 'x'" in from_env.output
+    assert not (tmp_path / "t.db").exists()  # refused before anything was opened

@@ -102,7 +102,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = store is None
-        opened = store or open_store(settings.db)
+        opened = store or open_store(settings.db, durability=settings.durability, group_commit=True)
         used, instruments = opened, None
         if metrics is not None:
             used, instruments = metrics.watch(opened), Chain(installed(), metrics)

@@ -20,6 +20,8 @@ class ApiSettings:
 
     #: The database: a SQLite path or a postgresql:// URL.
     db: str = DEFAULT_DB
+    #: SQLite's durability: "normal" or "full" (PostgreSQL's is the server's own).
+    durability: str = "normal"
     #: Runs the embedded worker executes at once; 0 = no embedded worker (use `tether worker`).
     workers: int = _RUNTIME.concurrency
     #: False = no API keys: every request acts for the owner "local" (loopback only).

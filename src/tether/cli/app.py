@@ -70,6 +70,15 @@ KeyOption = Annotated[
         help="SESSION is the session's external key (your own name for it), not its id.",
     ),
 ]
+DurabilityOption = Annotated[
+    str,
+    typer.Option(
+        envvar="TETHER_DURABILITY",
+        help="SQLite durability: normal (survives a crash of the process) or full (a power "
+        "loss too: every write waits for a flush, shared by the writes of that moment). "
+        "PostgreSQL ignores it (its synchronous_commit decides).",
+    ),
+]
 UnroutableAfterOption = Annotated[
     str,
     typer.Option(

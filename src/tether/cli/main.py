@@ -19,6 +19,7 @@ from tether.cli import drive, durations, render
 from tether.cli.app import (
     DEFAULT_OWNER,
     DbOption,
+    DurabilityOption,
     JsonOption,
     KeyOption,
     Target,
@@ -53,7 +54,7 @@ from tether.core.run import Run
 from tether.core.serde import to_data
 from tether.core.session import Session
 from tether.runtime.settings import RuntimeSettings
-from tether.store.factory import DEFAULT_DB, redact_url
+from tether.store.factory import DEFAULT_DB, check_durability, redact_url
 
 app = typer.Typer(
     name="tether",
@@ -486,6 +487,7 @@ def db_copy(
 @handles_errors
 def worker(
     db: DbOption = DEFAULT_DB,
+    durability: DurabilityOption = "normal",
     concurrency: Annotated[
         int, typer.Option(envvar="TETHER_CONCURRENCY", help="Runs executed at once.", min=1)
     ] = _RUNTIME.concurrency,
@@ -536,6 +538,7 @@ def worker(
     only runs of the agents it has (built-in ones, those of --agents and the --graph graphs)."""
     from tether.cli.worker import MetricsEndpoint, serve_worker
 
+    check_durability(durability)
     register_graphs(graph, langgraph_config)
     grace = durations.grace(unroutable_after, option="--unroutable-after")
     roots = workspace_roots(workspace_root)
@@ -555,6 +558,7 @@ def worker(
             if metrics_port is None
             else MetricsEndpoint(metrics_host, metrics_port, metrics_token)
         ),
+        durability=durability,
     )
 
 

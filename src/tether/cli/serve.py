@@ -14,7 +14,14 @@ import typer
 from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli import durations
-from tether.cli.app import DbOption, UnroutableAfterOption, fail, finite, handles_errors
+from tether.cli.app import (
+    DbOption,
+    DurabilityOption,
+    UnroutableAfterOption,
+    fail,
+    finite,
+    handles_errors,
+)
 from tether.cli.graphs import GraphOption, LangGraphConfigOption, register_graphs
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
@@ -24,7 +31,13 @@ from tether.core import hosts
 from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
 from tether.runtime.api_keys import ApiKeys
-from tether.store.factory import is_postgres, open_store, redact_url, sqlite_path
+from tether.store.factory import (
+    check_durability,
+    is_postgres,
+    open_store,
+    redact_url,
+    sqlite_path,
+)
 
 log = logging.getLogger("tether.serve")
 
@@ -74,6 +87,7 @@ def serve(
         int, typer.Option(envvar="TETHER_PORT", min=0, max=65535, help="Port (0 = any free).")
     ] = 8080,
     db: DbOption = _DEFAULTS.db,
+    durability: DurabilityOption = _DEFAULTS.durability,
     workers: Annotated[
         int,
         typer.Option(
@@ -180,6 +194,7 @@ def serve(
         from tether.api.server import serve as run
     except ModuleNotFoundError as exc:
         raise MissingExtra("tether serve", "server", exc.name) from exc
+    check_durability(durability)
     grace = durations.grace(unroutable_after, option="--unroutable-after")
     prune_closed = _age(prune_closed_after, "--prune-closed-after")
     prune_expired = _age(prune_expired_after, "--prune-expired-after")
@@ -215,6 +230,7 @@ def serve(
 
     settings = ApiSettings(
         db=db,
+        durability=durability,
         workers=workers,
         auth=not no_auth,
         allowed_hosts=extra_hosts,

@@ -45,6 +45,7 @@ def serve_worker(
     workspace_roots: tuple[str, ...] | None = None,
     webhook_allow: tuple[str, ...] = (),
     metrics: MetricsEndpoint | None = None,
+    durability: str = "normal",
 ) -> None:
     """Run a worker on db until SIGTERM or SIGINT."""
     import_agents(agents)
@@ -60,7 +61,7 @@ def serve_worker(
         webhook_allow=webhook_allow,
     )
     models = model_catalog()
-    store = open_store(db)
+    store = open_store(db, durability=durability, group_commit=True)
     used, instruments, counted, endpoint = store, None, None, None
     if metrics is not None:
         from tether.api.metrics import Exposition

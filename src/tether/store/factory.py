@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from tether.store.postgres.store import PostgresStore
 
 DEFAULT_DB = "tether.db"
+#: What SQLite's durability may be: ``normal`` (survives a crash of the process) or ``full``
+#: (survives a power loss too).
+DURABILITIES = ("normal", "full")
 
 
 def sqlite_path(url: str) -> str:
@@ -65,17 +68,31 @@ def check_url(url: str | Path) -> str:
     return text
 
 
-def open_store(url: str | Path = DEFAULT_DB, *, durability: str = "normal") -> Store:
+def check_durability(durability: str) -> str:
+    """durability when it is one tether knows; UsageError otherwise."""
+    if durability not in DURABILITIES:
+        raise UsageError(f"durability must be 'normal' or 'full', not {durability!r}")
+    return durability
+
+
+def open_store(
+    url: str | Path = DEFAULT_DB, *, durability: str = "normal", group_commit: bool = False
+) -> Store:
     """A migrated, ready store for url (a path, ``sqlite:///path``, ``:memory:`` or a
-    ``postgresql://`` URL)."""
+    ``postgresql://`` URL). durability and group_commit (at ``full``: concurrent writers share
+    flushes, off the event loop; for servers) apply to SQLite; PostgreSQL's durability is the
+    server's own (``synchronous_commit``), whichever is given."""
+    check_durability(durability)
     text = check_url(url)
     if is_postgres(text):
         return _postgres_store(text)
     from tether.store.sqlite.store import SqliteStore
 
-    if durability not in ("normal", "full"):
-        raise UsageError(f"durability must be 'normal' or 'full', not {durability!r}")
-    return SqliteStore(sqlite_path(text), durability=durability)  # type: ignore[arg-type]
+    return SqliteStore(
+        sqlite_path(text),
+        durability=durability,  # type: ignore[arg-type]
+        group_commit=group_commit,
+    )
 
 
 def migrate_store(url: str | Path = DEFAULT_DB) -> tuple[int, int]:

@@ -12,7 +12,14 @@ class SqliteStore(SqlStore):
     """tether's default store: one SQLite file in WAL mode; ``:memory:`` for tests."""
 
     def __init__(
-        self, path: str | Path, *, durability: Durability = "normal", migrate: bool = True
+        self,
+        path: str | Path,
+        *,
+        durability: Durability = "normal",
+        group_commit: bool = False,
+        migrate: bool = True,
     ) -> None:
-        self.database = SqliteDatabase(path, durability=durability, migrate=migrate)
+        self.database = SqliteDatabase(
+            path, durability=durability, group_commit=group_commit, migrate=migrate
+        )
         super().__init__(self.database)
