@@ -169,3 +169,11 @@ def test_each_message_read_selects_the_columns_its_decoder_takes(backend: Backen
     for name in ("messages_forward", "messages_backward"):
         assert queries[name].startswith(f"SELECT {CONVERSATION_COLUMNS} FROM messages "), name
     assert queries["remove_message"].endswith(f" RETURNING {MESSAGE_COLUMNS}")
+
+
+def test_runs_of_equal_times_decode_each_to_its_time() -> None:
+    times = [5, 5, 2**52, 2**52 + 1, 2**52 + 1, 5, 0, 0]
+    rows = [(f"m{n}", n, "user", "x", None, None, at, None, None) for n, at in enumerate(times)]
+    decoded = messages_from_values("s1", rows)
+    assert [m.created_at for m in decoded] == [from_us(at) for at in times]
+    assert all(m.created_at.tzinfo is UTC for m in decoded)

@@ -247,11 +247,15 @@ def messages_from_values(session_id: str, rows: Iterable[Iterable[Any]]) -> list
     column order (metadata as its JSON text or NULL, item as its JSON text: decoded as both
     backends' load_json would). One loop makes them all, as new_message does, calling nothing
     per row but what a row needs; given a cursor, each row's tuple is freed once decoded
-    (fewer objects alive, fewer passes of the garbage collector)."""
+    (fewer objects alive, fewer passes of the garbage collector). Messages appended together
+    share their time (one add_many, a framework's turn): one datetime serves each run of
+    equal times, as their append returned them."""
     messages: list[Message] = []
     append = messages.append
     roles, loads, new, slots = _ROLES, _loads, _new, _MessageSlots
     at, utc, exact = _fromtimestamp, UTC, _FLOAT_EXACT
+    last: int | None = None
+    created: datetime | None = None
     for id_, seq, role, content, run_id, metadata, created_at, item, removed_at in rows:
         message: Any = new(slots)
         message.id = id_
@@ -259,10 +263,10 @@ def messages_from_values(session_id: str, rows: Iterable[Iterable[Any]]) -> list
         message.seq = seq
         message.role = roles[role]
         message.content = content
-        # (from_us, inlined)
-        message.created_at = (
-            at(created_at / 1e6, utc) if 0 <= created_at < exact else from_us(created_at)
-        )
+        if created_at != last:  # (from_us, inlined)
+            created = at(created_at / 1e6, utc) if 0 <= created_at < exact else from_us(created_at)
+            last = created_at
+        message.created_at = created
         message.run_id = run_id
         message.metadata = {} if metadata is None else loads(metadata) or {}
         message.item = None if item is None else loads(item)
