@@ -9,7 +9,7 @@ inside a running event loop pays for the two loops' threads taking turns):
 
 * the newest N messages (default 50): ``session.messages.tail(N)`` vs ``SELECT <columns> FROM
   messages WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT N`` (the index tether
-  reads by, all the columns tether reads, rows as plain tuples);
+  reads by, the columns tether's own query selects, rows as plain tuples);
 * the N before a message in the middle: ``tail(N, before=SEQ)`` vs the same with ``seq < SEQ``;
 * the whole conversation: ``session.messages.list()`` vs ``SELECT <columns> ... ORDER BY seq``;
 * appending: one message per call (``session.messages.add``) vs batches of B (default 100,
@@ -53,7 +53,7 @@ from rich.table import Table
 
 import tether
 from tether.core.message import Role
-from tether.store.sql.rows import MESSAGE_COLUMNS
+from tether.store.sql.queries import load_queries
 
 _PHRASES = (
     "the tests fail because module calc imports tokenizer which is missing run pytest again",
@@ -217,6 +217,13 @@ def _store_append(service: tether.Service, session_id: str) -> Callable[..., Any
     return append
 
 
+def read_columns() -> str:
+    """The columns tether's own conversation read selects (its query's select list), which the
+    bare read selects too."""
+    query = " ".join(load_queries("sqlite")["messages_forward"].split())
+    return query.removeprefix("SELECT ").split(" FROM messages ", 1)[0]
+
+
 def _message(rng: Random) -> dict[str, Any]:
     return {"role": "user" if rng.random() < 0.5 else "assistant", "content": _text(rng)}
 
@@ -251,11 +258,12 @@ class Phase:
 
     def reads(self, tail: Callable[..., Any], whole: Callable[[], Any]) -> None:
         args, sid, middle = self.args, self.session_id, self.middle
+        columns = read_columns()
         tail_sql = (
-            f"SELECT {MESSAGE_COLUMNS} FROM messages"
+            f"SELECT {columns} FROM messages"
             " WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
         )
-        whole_sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY seq"
+        whole_sql = f"SELECT {columns} FROM messages WHERE session_id = ? ORDER BY seq"
         newest, before = _checked(args.tail), _checked(min(args.tail, middle - 1))
         everything = _checked(args.history)
         query = self.bare.execute

@@ -17,11 +17,15 @@ from tether.core.clock import to_iso
 from tether.core.ids import new_ids
 from tether.core.message import Message, Role
 from tether.core.serde import to_data
+from tether.store.sql.queries import Backend, load_queries
 from tether.store.sql.rows import (
+    CONVERSATION_COLUMNS,
+    MESSAGE_COLUMNS,
     MessageRow,
     from_us,
     message_event_texts,
     message_from_values,
+    messages_from_values,
 )
 from tether.store.sqlite.database import SqliteDatabase
 
@@ -130,3 +134,46 @@ def test_a_decoded_message_is_a_message_like_any_other() -> None:
         decoded.seq = 8  # type: ignore[misc]
     plain = message_from_values(("m2", "s1", 8, "user", "x", None, "{}", 0, None, None))
     assert plain == Message("m2", "s1", 8, Role.USER, "x", _EPOCH)
+
+
+def test_a_conversation_read_decodes_what_each_row_holds() -> None:
+    rows = [
+        ("m1", 1, "user", "hi", None, None, 0, None, None),
+        ("m2", 2, "tool", "ü 日本", "r1", '{"k":[1]}', 2**52, '{"type":"x"}', 2**52 + 1),
+        ("m3", 3, "assistant", "", None, "null", 1_796_322_606_123_456, "null", None),
+    ]
+    decoded = messages_from_values("s1", iter(rows))
+    assert decoded == [
+        Message("m1", "s1", 1, Role.USER, "hi", _EPOCH),
+        Message(
+            "m2",
+            "s1",
+            2,
+            Role.TOOL,
+            "ü 日本",
+            from_us(2**52),
+            run_id="r1",
+            metadata={"k": [1]},
+            item={"type": "x"},
+            removed_at=from_us(2**52 + 1),
+        ),
+        Message("m3", "s1", 3, Role.ASSISTANT, "", _AT),
+    ]
+    assert [type(m) for m in decoded] == [Message] * 3
+    assert decoded[0].metadata is not decoded[2].metadata  # each its own dict
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_each_message_read_selects_the_columns_its_decoder_takes(backend: Backend) -> None:
+    queries = {name: " ".join(sql.split()) for name, sql in load_queries(backend).items()}
+    for name in ("messages_forward", "messages_backward"):
+        assert queries[name].startswith(f"SELECT {CONVERSATION_COLUMNS} FROM messages "), name
+    assert queries["remove_message"].endswith(f" RETURNING {MESSAGE_COLUMNS}")
+
+
+def test_runs_of_equal_times_decode_each_to_its_time() -> None:
+    times = [5, 5, 2**52, 2**52 + 1, 2**52 + 1, 5, 0, 0]
+    rows = [(f"m{n}", n, "user", "x", None, None, at, None, None) for n, at in enumerate(times)]
+    decoded = messages_from_values("s1", rows)
+    assert [m.created_at for m in decoded] == [from_us(at) for at in times]
+    assert all(m.created_at.tzinfo is UTC for m in decoded)

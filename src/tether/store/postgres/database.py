@@ -23,7 +23,7 @@ import json
 import re
 import secrets
 import select
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from itertools import chain
 from typing import Any, TypeVar
@@ -93,8 +93,10 @@ class _Reader:
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         return await self._db.fetch(_QUERIES[query], params)
 
-    async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
-        return [decode(row.values()) for row in await self._db.fetch(_QUERIES[query], params)]
+    async def records(
+        self, query: str, decode: Callable[[Iterable[Any]], list[T]], /, **params: Any
+    ) -> list[T]:
+        return decode(row.values() for row in await self._db.fetch(_QUERIES[query], params))
 
     async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
         """The reads in one round trip, on one connection (each its own snapshot)."""
@@ -134,8 +136,10 @@ class _Tx:
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         return await _rows(await self._execute(query, params))
 
-    async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
-        return [decode(row.values()) for row in await self.all(query, **params)]
+    async def records(
+        self, query: str, decode: Callable[[Iterable[Any]], list[T]], /, **params: Any
+    ) -> list[T]:
+        return decode(row.values() for row in await self.all(query, **params))
 
     async def run(self, query: str, /, **params: Any) -> int:
         cur = await self._execute(query, params)

@@ -85,7 +85,8 @@ FOR UPDATE SKIP LOCKED;
 -- messages -------------------------------------------------------------------------------------
 
 -- name: messages_forward
-SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+SELECT id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,
+       removed_at
 FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s
   AND seq > GREATEST(%(after_seq)s::bigint,
@@ -98,7 +99,8 @@ WHERE session_id = %(session_id)s AND seq < %(before_seq)s
 ORDER BY seq LIMIT %(limit)s;
 
 -- name: messages_backward
-SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+SELECT id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,
+       removed_at
 FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s
   AND seq > GREATEST(%(after_seq)s::bigint,

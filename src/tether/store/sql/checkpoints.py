@@ -18,7 +18,7 @@ from tether.store.checkpoint import (
     merge_ranges,
 )
 from tether.store.sql.database import ReadTx, Row
-from tether.store.sql.rows import MAX_SEQ, message_from_values, to_us
+from tether.store.sql.rows import MAX_SEQ, messages_from_values, to_us
 from tether.store.sql.sessions import SessionsPart
 
 #: Messages read at a time when a conversation is copied.
@@ -269,7 +269,7 @@ class CheckpointsPart(SessionsPart):
     async def _page_in(self, tx: ReadTx, session_id: str, after: int) -> list[Message]:
         return await tx.records(
             "messages_forward",
-            message_from_values,
+            lambda rows: messages_from_values(session_id, rows),
             session_id=session_id,
             owner=None,
             after_seq=after,

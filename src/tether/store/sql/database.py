@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -34,9 +34,11 @@ class ReadTx(Protocol):
     async def all(self, query: str, /, **params: Any) -> list[Row]:
         """Every row of a named query."""
 
-    async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
-        """Every row of a named query as decode(its values, in column order): for reads of
-        many rows, decoded as they are fetched."""
+    async def records(
+        self, query: str, decode: Callable[[Iterable[Any]], list[T]], /, **params: Any
+    ) -> list[T]:
+        """decode(the rows of a named query, each its values in column order): for reads of
+        many rows, decoded in one pass as they are fetched."""
 
     async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
         """Several named queries (name, parameters), in order: the rows of each. PostgreSQL

@@ -179,14 +179,22 @@ def step_from_row(row: Row, load: LoadJson) -> Step:
 
 
 _ROLES = {role.value: role for role in Role}
-#: The columns message_from_row decodes, in this order: every query whose rows it decodes
-#: selects exactly these (``SELECT <MESSAGE_COLUMNS>``).
+#: The columns message_from_row decodes, in this order: every query whose single rows it
+#: decodes selects exactly these (``SELECT <MESSAGE_COLUMNS>``).
 MESSAGE_COLUMNS = (
     "id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at"
 )
+#: The columns of a conversation read (messages_forward, messages_backward), which
+#: messages_from_values decodes: a message's but its session's id (the read's own parameter),
+#: with empty metadata as NULL. Each column a row carries costs its decoding; these are what
+#: a read of thousands of messages spends most of its time on.
+CONVERSATION_COLUMNS = (
+    "id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,"
+    " removed_at"
+)
 
 
-#: The fields message_from_values decodes, in Message's order.
+#: The fields a message is decoded into, in Message's order.
 _DECODED = (
     "id",
     "session_id",
@@ -200,7 +208,7 @@ _DECODED = (
     "removed_at",
 )
 if tuple(f.name for f in dataclasses.fields(Message)) != _DECODED:
-    raise TypeError("message_from_values must decode every field of Message, in order")
+    raise TypeError("messages_from_values must decode every field of Message, in order")
 
 
 class _MessageSlots:
@@ -222,21 +230,50 @@ def message_from_row(row: Row) -> Message:
 
 
 def message_from_values(values: Iterable[Any]) -> Message:
-    """A message from the values of a row of MESSAGE_COLUMNS, in column order (its JSON
-    columns decoded as both backends' load_json would)."""
-    id_, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at = values
-    return new_message(
-        id_,
-        session_id,
-        seq,
-        _ROLES[role],
-        content,
-        from_us(created_at),
-        run_id,
-        {} if metadata == "{}" else _loads(metadata) or {},
-        None if item is None else _loads(item),
-        None if removed_at is None else from_us(removed_at),
+    """A message from the values of a row of MESSAGE_COLUMNS, in column order."""
+    id_, session_id, *rest = values
+    return messages_from_values(session_id, ((id_, *rest),))[0]
+
+
+def conversation_from_rows(session_id: str, rows: Iterable[Row]) -> list[Message]:
+    """The messages of rows of CONVERSATION_COLUMNS, as message_from_row takes rows."""
+    return messages_from_values(
+        session_id, (row.values() if isinstance(row, dict) else row for row in rows)
     )
+
+
+def messages_from_values(session_id: str, rows: Iterable[Iterable[Any]]) -> list[Message]:
+    """The messages of one session from the values of rows of CONVERSATION_COLUMNS, in
+    column order (metadata as its JSON text or NULL, item as its JSON text: decoded as both
+    backends' load_json would). One loop makes them all, as new_message does, calling nothing
+    per row but what a row needs; given a cursor, each row's tuple is freed once decoded
+    (fewer objects alive, fewer passes of the garbage collector). Messages appended together
+    share their time (one add_many, a framework's turn): one datetime serves each run of
+    equal times, as their append returned them."""
+    messages: list[Message] = []
+    append = messages.append
+    roles, loads, new, slots = _ROLES, _loads, _new, _MessageSlots
+    at, utc, exact = _fromtimestamp, UTC, _FLOAT_EXACT
+    last: int | None = None
+    created: datetime | None = None
+    for id_, seq, role, content, run_id, metadata, created_at, item, removed_at in rows:
+        message: Any = new(slots)
+        message.id = id_
+        message.session_id = session_id
+        message.seq = seq
+        message.role = roles[role]
+        message.content = content
+        if created_at != last:  # (from_us, inlined)
+            created = at(created_at / 1e6, utc) if 0 <= created_at < exact else from_us(created_at)
+            last = created_at
+        message.created_at = created
+        message.run_id = run_id
+        message.metadata = {} if metadata is None else loads(metadata) or {}
+        message.item = None if item is None else loads(item)
+        message.removed_at = None if removed_at is None else from_us(removed_at)
+        message.__class__ = Message
+        append(message)
+    return messages
 
 
 def new_message(

@@ -11,8 +11,8 @@ from tether.store.sql.common import SqlBase
 from tether.store.sql.rows import (
     MAX_SEQ,
     NAMESPACE_SEP,
+    conversation_from_rows,
     memory_by_scope,
-    message_from_row,
     run_summary_from_row,
     session_from_row,
     step_from_row,
@@ -60,7 +60,7 @@ class RunStartsPart(SqlBase):
             ContextSources(
                 runs=[run_summary_from_row(row, load) for row in runs],
                 tool_calls=[step_from_row(row, load) for row in calls_],
-                messages=[message_from_row(row) for row in messages],
+                messages=conversation_from_rows(run.session_id, messages),
             ),
         )
 

@@ -30,7 +30,7 @@ from tether.store.sql.rows import (
     memory_from_row,
     message_event_texts,
     message_from_row,
-    message_from_values,
+    messages_from_values,
     new_message,
     session_from_row,
     stored_scope_id,
@@ -536,7 +536,7 @@ class SessionsPart(SqlBase):
         async with self._db.read() as tx:
             return await tx.records(
                 "messages_backward" if newest_first else "messages_forward",
-                message_from_values,
+                lambda rows: messages_from_values(session_id, rows),
                 session_id=session_id,
                 owner=owner,
                 after_seq=after_seq or 0,

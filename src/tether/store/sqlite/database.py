@@ -25,7 +25,7 @@ import asyncio
 import json
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache, partial
 from itertools import chain, count
@@ -90,13 +90,15 @@ class _Tx:
         )
         return rows
 
-    async def records(self, query: str, decode: Callable[[Any], T], /, **params: Any) -> list[T]:
+    async def records(
+        self, query: str, decode: Callable[[Iterable[Any]], list[T]], /, **params: Any
+    ) -> list[T]:
         sql, conn = self._statement(query, params), self._conn
 
         def fetch() -> list[T]:
             cursor = conn.cursor()
-            cursor.row_factory = lambda _, values: decode(values)  # (no sqlite3.Row between)
-            return cursor.execute(sql, params).fetchall()
+            cursor.row_factory = None  # plain tuples, each freed once decode has read it
+            return decode(cursor.execute(sql, params))
 
         return await self._db.call(conn, fetch, query)
 

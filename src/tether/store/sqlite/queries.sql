@@ -86,7 +86,8 @@ LIMIT :limit;
 -- messages -------------------------------------------------------------------------------------
 
 -- name: messages_forward
-SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+SELECT id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,
+       removed_at
 FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
   AND seq > max(:after_seq, COALESCE((SELECT CASE WHEN :removed THEN 0 ELSE cleared_seq END
@@ -98,7 +99,8 @@ WHERE session_id = :session_id AND seq < :before_seq
 ORDER BY seq LIMIT :limit;
 
 -- name: messages_backward
-SELECT id, session_id, seq, role, content, run_id, metadata, created_at, item, removed_at
+SELECT id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,
+       removed_at
 FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
   AND seq > max(:after_seq, COALESCE((SELECT CASE WHEN :removed THEN 0 ELSE cleared_seq END
