@@ -462,3 +462,39 @@ async def test_version_thirteen_checks_a_role_without_a_list_in_place(tmp_path: 
             with pytest.raises(UsageError, match=r"role must be one of user, assistant, system"):
                 add()
         assert session.messages.list() == []
+
+
+def _refusing_schema_edits(action: int, table: str | None, *_: str | None) -> int:
+    """An authorizer that refuses what SQLite in defensive mode refuses: an UPDATE of
+    sqlite_schema's rows (Python 3.11 cannot turn defensive mode on)."""
+    if action == sqlite3.SQLITE_UPDATE and table in ("sqlite_master", "sqlite_schema"):
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+async def test_a_sqlite_that_refuses_schema_edits_opens_the_file_without_version_thirteen_s_edit(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Version 13 is optional: where SQLite refuses to edit its schema text, the file keeps
+    its IN (…) check (the same constraint), is recorded at the newest version, stays intact and
+    opens; the log says what was skipped."""
+    old = tmp_path / "v12.db"
+    _at_version_before(old, "role_check_without_a_list", MESSAGES_BEFORE_ROLE_CHECK)
+    database = SqliteDatabase(old, migrate=False)
+    try:
+        database._conn.set_authorizer(_refusing_schema_edits)
+        assert database.migrate() == (12, LATEST)
+        database._conn.set_authorizer(None)
+        assert tuple(database._conn.execute("PRAGMA writable_schema").fetchone()) == (0,)
+    finally:
+        database.close_now()
+    assert "schema change 0013 (role_check_without_a_list) skipped" in caplog.text
+    with sqlite3.connect(old, isolation_level=None) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert "role IN ('user', 'assistant', 'system', 'tool')" in _refused_role(conn)
+    store = SqliteStore(old)
+    try:
+        assert await store.schema_version() == LATEST
+        assert len(await store.list_messages("s1", include_removed=True)) == 4
+    finally:
+        await store.close()

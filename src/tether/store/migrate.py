@@ -9,6 +9,10 @@ from importlib import resources
 from tether.core.errors import SchemaTooNew
 
 _FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
+#: The line that makes a migration optional: a speed-up that changes no meaning, which a database
+#: that refuses it (SQLite in defensive mode refuses edits of its schema text) records as applied
+#: and goes on without.
+OPTIONAL = "-- tether: optional"
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +22,11 @@ class Migration:
     version: int
     name: str
     sql: str
+
+    @property
+    def optional(self) -> bool:
+        """Whether a database that refuses it may go on without it (see OPTIONAL)."""
+        return OPTIONAL in self.sql.splitlines()
 
 
 def load_migrations(package: str) -> list[Migration]:

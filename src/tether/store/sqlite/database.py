@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -42,6 +43,7 @@ from tether.store.sqlite.flush import GroupCommit
 from tether.store.sqlite.lock import ConnectionLock
 
 T = TypeVar("T")
+log = logging.getLogger("tether.store")
 
 Durability = Literal["normal", "full"]
 _PACKAGE = "tether.store.sqlite"
@@ -434,8 +436,11 @@ class SqliteDatabase:
             before = _current_version(self._conn)
             todo = pending(migrations, before, self.location)
             for migration in todo:
-                for statement in _statements(migration.sql):
-                    self._conn.execute(statement)
+                if migration.optional:
+                    self._try_optional(migration)
+                else:
+                    for statement in _statements(migration.sql):
+                        self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT INTO schema_version (version, name, applied_at)"
                     " VALUES (?, ?, datetime('now'))",
@@ -448,6 +453,25 @@ class SqliteDatabase:
         if todo and self._group is not None:
             self._group.sync()
         return before, todo[-1].version if todo else before
+
+    def _try_optional(self, migration: Migration) -> None:
+        """Apply an optional migration, or, when SQLite refuses it, leave the schema as it was
+        (the version is recorded all the same: it changes no meaning)."""
+        self._conn.execute("SAVEPOINT optional_migration")
+        try:
+            for statement in _statements(migration.sql):
+                self._conn.execute(statement)
+        except sqlite3.DatabaseError as exc:
+            self._conn.execute("ROLLBACK TO optional_migration")
+            self._conn.execute("PRAGMA writable_schema = RESET")  # (if it was the edit refused)
+            log.warning(
+                "%s: schema change %04d (%s) skipped, SQLite refused it: %s",
+                self.location,
+                migration.version,
+                migration.name,
+                exc,
+            )
+        self._conn.execute("RELEASE optional_migration")
 
     # -- internals -----------------------------------------------------------------------------
 
