@@ -166,10 +166,30 @@ async def test_a_failed_flush_fails_its_writes_and_refuses_later_ones(
     write = asyncio.create_task(_write(db, "topic", []))
     await eventually(lambda: held.begun == 1, what="the flush")
     held.let_go()
-    with pytest.raises(StoreError, match="could not flush"):
+    with pytest.raises(StoreError, match="could not flush") as failed:
         await write
-    with pytest.raises(StoreError, match="reopened"):
-        await _write(db, "later", [])
+    assert db.location not in str(failed.value)  # (the file's path goes to the log only)
+    refused = []
+    for _ in range(2):
+        with pytest.raises(StoreError, match="reopened") as later:
+            await _write(db, "later", [])
+        refused.append(later.value)
+    # each refusal its own error: one shared object would keep every traceback it was raised with
+    assert refused[0] is not refused[1] and refused[0] is not failed.value
+
+
+async def test_writes_committed_after_the_flush_thread_is_gone_fail_instead_of_waiting(
+    db: SqliteDatabase,
+) -> None:
+    assert db._group is not None
+    db._group._thread.shutdown()  # (as at the interpreter's exit)
+    told: list[str] = []
+    async with asyncio.timeout(30):  # (before: the write waited for ever)
+        with pytest.raises(StoreError, match="not flushed"):
+            await _write(db, "topic", told)
+        assert told == ["topic"]  # committed, so announced all the same
+        with pytest.raises(StoreError, match="not flushed"):
+            await _write(db, "later", [])
 
 
 async def test_concurrent_appends_at_full_are_all_stored_with_fewer_flushes(

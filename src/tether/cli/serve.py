@@ -64,10 +64,10 @@ def allowed_hosts(given: list[str], bound: str) -> tuple[str, ...]:
 _DEFAULTS = ApiSettings()
 
 
-async def _has_keys(db: str) -> bool:
+async def _has_keys(db: str, durability: str) -> bool:
     """Whether db holds an active API key; opening it (and migrating it) before uvicorn starts
     makes a database that cannot be opened one clear line, not a failed startup."""
-    store = open_store(db)
+    store = open_store(db, durability=durability)
     try:
         return await ApiKeys(store).any_active()
     finally:
@@ -208,7 +208,7 @@ def serve(
         fail("--no-auth cannot answer any host (--allowed-host '*'): any web page could drive it")
     start_observing(log_format, otel=otel)
     exists = is_postgres(db) or Path(sqlite_path(db)).exists()  # don't create it just to refuse
-    has_keys = (exists or loopback or no_auth) and asyncio.run(_has_keys(db))
+    has_keys = (exists or loopback or no_auth) and asyncio.run(_has_keys(db, durability))
     if not no_auth and not has_keys:
         shown = redact_url(db)  # a PostgreSQL password stays out of terminals and logs
         if not loopback:

@@ -189,8 +189,8 @@ class _Write:
         await db._lock.acquire()
         try:
             db._check_open()
-            if db._group is not None and db._group.failure is not None:
-                raise db._group.failure
+            if db._group is not None and db._group.failed is not None:
+                raise StoreError(db._group.failed)
             await db.call(db._conn, lambda: db._conn.execute("BEGIN IMMEDIATE"), "begin")
         except BaseException:
             db._abandon()
@@ -283,7 +283,7 @@ class SqliteDatabase:
 
     @property
     def flushes(self) -> int:
-        """How many flushes of the WAL group commit made (0 unless durability is full)."""
+        """How many flushes of the WAL group commit made (0 without group commit)."""
         return 0 if self._group is None else self._group.flushes
 
     # -- Database protocol ---------------------------------------------------------------------
@@ -488,13 +488,13 @@ class SqliteDatabase:
     def _close(self) -> None:
         if not self._closed:
             self._closed = True
+            if self._group is not None:  # (first: its descriptor of the WAL, before SQLite's)
+                self._group.close()
             self._conn.close()
             if self._reader is not self._conn:
                 self._reader.close()
             if self._waits is not None:
                 self._waits.shutdown(wait=False)
-            if self._group is not None:
-                self._group.close()
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

@@ -15,13 +15,16 @@ cancelled waiter gives up its wait, never the announcement. A failed flush fails
 commits' waits (their changes are committed and visible, and still announced); after it nothing is
 known to be on disk any more (the kernel may drop the pages it could not write): every later
 write is refused until the store is reopened.
+
+Not off the loop: SQLite's auto-checkpoint (about every 1,000 WAL pages) runs inside the COMMIT
+that crosses it and syncs the WAL and the database file there, as at ``normal``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -29,6 +32,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tether.core.errors import StoreError
 
+log = logging.getLogger("tether.store")
+#: What a write hears once a flush failed (the file's path and the OS's error go to the log).
+FLUSH_FAILED = (
+    "could not flush the database to disk: the latest writes may not survive a power loss; "
+    "writes are refused until the store is reopened"
+)
 #: Flushes a file's data (and the size needed to read it back) to the disk.
 fdatasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
@@ -51,8 +60,8 @@ class GroupCommit:
         self.wal = wal
         #: Flushes done (fdatasync calls of the WAL).
         self.flushes = 0
-        #: Why writes are refused (a flush failed), or None.
-        self.failure: StoreError | None = None
+        #: Why writes are refused (a flush failed, or the flushes stopped), or None.
+        self.failed: str | None = None
         self._fd: int | None = None
         self._mutex = threading.Lock()
         self._pending: list[_Commit] = []
@@ -76,14 +85,18 @@ class GroupCommit:
             if self._flushing:
                 return commit.done
             self._flushing = True
-        self._thread.submit(self._flush_all)
+        try:
+            self._thread.submit(self._flush_all)
+        except RuntimeError:  # the flush thread is gone (closed, or the interpreter ending)
+            self._stop("the store is closed: its latest writes were not flushed to disk")
         return commit.done
 
     def sync(self) -> None:
-        """Flush now, from synchronous code no commit can run beside (migrations)."""
-        error = self._flush()
-        if error is not None:
-            raise error
+        """Flush now, from synchronous code no commit can run beside (the migrations of the
+        database's constructor)."""
+        failed = self._flush()
+        if failed is not None:
+            raise StoreError(failed)
 
     async def idle(self) -> None:
         """Wait until no flush runs and none is due (their announcements scheduled)."""
@@ -104,59 +117,77 @@ class GroupCommit:
     # -- the flush thread ----------------------------------------------------------------------
 
     def _flush_all(self) -> None:
-        while True:
-            with self._mutex:
-                batch, self._pending = self._pending, []
-                if not batch:
-                    self._flushing = False
-                    idle, self._idle = self._idle, []
-                    break
-            _announce(batch, self._flush())
+        try:
+            while True:
+                with self._mutex:
+                    batch, self._pending = self._pending, []
+                    if not batch:
+                        self._flushing = False
+                        idle, self._idle = self._idle, []
+                        break
+                _announce(batch, self._flush())
+        except BaseException:  # never leave writers waiting for a flush that will not come
+            self._stop(FLUSH_FAILED)
+            raise
         for waiter in idle:
             waiter.set_result(None)
 
-    def _flush(self) -> StoreError | None:
-        if self.failure is not None:
-            return self.failure
+    def _flush(self) -> str | None:
+        if self.failed is not None:
+            return self.failed
         try:
             if self._fd is None:
-                self._fd = os.open(self.wal, os.O_RDWR)  # (Windows syncs writable files only)
+                self._fd = os.open(self.wal, os.O_RDWR)
             fdatasync(self._fd)
         except Exception as exc:  # (an OSError; anything else must not stop the flushes either)
-            self.failure = StoreError(
-                f"could not flush {self.wal} to disk ({exc}): the latest writes may not "
-                "survive a power loss; writes are refused until the store is reopened"
-            )
-            return self.failure
+            log.error("could not flush %s to disk: %s; writes are refused", self.wal, exc)
+            self.failed = FLUSH_FAILED
+            return self.failed
         self.flushes += 1
         return None
 
+    def _stop(self, why: str) -> None:
+        """No more flushes: fail the commits waiting (announcing them) and refuse writes."""
+        with self._mutex:
+            if self.failed is None:
+                self.failed = why
+            batch, self._pending = self._pending, []
+            self._flushing = False
+            idle, self._idle = self._idle, []
+        _announce(batch, why)
+        for waiter in idle:
+            waiter.set_result(None)
 
-def _announce(batch: list[_Commit], error: StoreError | None) -> None:
+
+def _announce(batch: list[_Commit], failed: str | None) -> None:
     """Settle batch's commits on their own loops, in commit order."""
     by_loop: dict[asyncio.AbstractEventLoop, list[_Commit]] = {}
     for commit in batch:
         by_loop.setdefault(commit.loop, []).append(commit)
     for loop, commits in by_loop.items():
         try:
-            loop.call_soon_threadsafe(_settle, commits, error)
+            loop.call_soon_threadsafe(_settle, commits, failed)
         except RuntimeError:  # that loop is closed: nobody waits, announce from here
             for commit in commits:
-                with contextlib.suppress(Exception):
+                try:
                     commit.announce()
+                except Exception:
+                    log.exception("announcing a write flushed after its loop closed")
 
 
-def _settle(commits: list[_Commit], error: StoreError | None) -> None:
+def _settle(commits: list[_Commit], failed: str | None) -> None:
     for commit in commits:
         try:
             commit.announce()
         except Exception as exc:  # (reaches the committer, as before the flush)
-            if not commit.done.done():
+            if commit.done.done():
+                log.exception("announcing a write whose caller gave up waiting")
+            else:
                 commit.done.set_exception(exc)
             continue
         if commit.done.done():  # the waiter was cancelled
             continue
-        if error is None:
+        if failed is None:
             commit.done.set_result(None)
         else:
-            commit.done.set_exception(error)
+            commit.done.set_exception(StoreError(failed))  # (one error, one traceback, each)
