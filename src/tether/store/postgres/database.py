@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import json
 import re
 import secrets
@@ -72,12 +71,6 @@ class ConcurrentUpdate(StoreUnavailable):
     insert, a schema change under a prepared statement); the whole operation can be retried."""
 
     code = "concurrent_update"
-
-
-def lock_key(name: str) -> int:
-    """The advisory-lock key of a session (or owner): the same on every node."""
-    digest = hashlib.blake2b(name.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 class _Reader:
@@ -182,7 +175,7 @@ class _Tx:
         payloads = notify_payloads(source, self.topics) if self.topics else []
         if self._events:
             groups = self._events
-            keys = {lock_key(g.session_id or f"owner:{g.owner}") for g in groups}
+            locks = {g.session_id or f"owner:{g.owner}" for g in groups}
             params = {
                 "events": _dumps(
                     [
@@ -192,7 +185,7 @@ class _Tx:
                     ]
                 ),
                 "data": f"[{','.join(text for g in groups for text in g.data)}]",  # JSON texts
-                "keys": _dumps(sorted(keys)),
+                "locks": _dumps(list(locks)),
                 "payloads": _dumps(payloads),
             }
             last = _QUERIES["append_events"]
@@ -242,7 +235,9 @@ class PostgresDatabase:
         self._conninfo, options = _split_url(url)
         self.location = redact_url(url)
         self.changes = ChangeFeed()
-        self._source = secrets.token_hex(6)
+        #: This store's name in its notifications (its listener skips them: it publishes its
+        #: own topics itself, right after its commits).
+        self.source = secrets.token_hex(6)
         try:
             self._min_size = int(options["pool_min_size"])
             self.max_size = int(options["pool_max_size"])
@@ -255,7 +250,7 @@ class PostgresDatabase:
             )
         self._pool: AsyncConnectionPool[AsyncConn] | None = None
         self._opening = asyncio.Lock()
-        self._listener = Listener(self._conninfo, self.changes, self._source)
+        self._listener = Listener(self._conninfo, self.changes, self.source)
         self._listening: asyncio.Task[None] | None = None
         self._closed = False
         if migrate:
@@ -270,7 +265,7 @@ class PostgresDatabase:
         try:
             try:
                 yield tx
-                await tx.commit(self._source)
+                await tx.commit(self.source)
             except BaseException as exc:
                 await tx.abandon(exc)
                 if isinstance(exc, UnicodeEncodeError):
@@ -334,12 +329,19 @@ class PostgresDatabase:
         rows = await self.fetch_many([(_QUERIES[query], params)])
         return rows[0][0] if rows[0] else None
 
-    async def fetch_many(self, statements: list[tuple[str, dict[str, Any]]]) -> list[list[Row]]:
+    async def commit_one(self, query: str, /, **params: Any) -> list[Row]:
+        """One write statement (with the events it appends itself), committed on its own
+        (autocommit): its rows. Not run again when its connection dies: it may have committed."""
+        return (await self.fetch_many([(_QUERIES[query], params)], again=False))[0]
+
+    async def fetch_many(
+        self, statements: list[tuple[str, dict[str, Any]]], *, again: bool = True
+    ) -> list[list[Row]]:
         """Run statements in one round trip (one implicit transaction, each statement its own
         snapshot); every one's rows. Retried on another connection when its connection was
-        dead."""
+        dead (again=False: not)."""
         pool = await self._open()
-        for attempt in range(self.max_size + 1):
+        for attempt in range(self.max_size + 1 if again else 1):
             conn = await self.getconn(pool)
             try:
                 cursors = await _pipelined(conn, statements)
@@ -349,7 +351,7 @@ class PostgresDatabase:
             except psycopg.Error as exc:
                 if _stale_plan(exc):
                     await conn.close()
-                if not ((conn.broken or _stale_plan(exc)) and attempt < self.max_size):
+                if not ((conn.broken or _stale_plan(exc)) and again and attempt < self.max_size):
                     raise _store_error(exc, self.location) from exc
             finally:
                 await pool.putconn(conn)
