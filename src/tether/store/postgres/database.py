@@ -3,10 +3,12 @@
 Connections are autocommit; a write transaction is a pipeline on one pooled connection, whose
 statements up to its Sync are one implicit transaction (no BEGIN, no COMMIT: the Sync commits;
 a failure sends ROLLBACK before it). Its events are appended last, just before the Sync, after
-taking a transaction-level
-advisory lock per session (keys sorted, so two writers never wait on each other in a cycle):
-event ids of a session are therefore allocated, and committed, in lock order. Its change topics
-are sent with pg_notify in the same transaction, so other nodes hear of them at commit.
+taking a transaction-level advisory lock per session (tether_lock_key, computed by the server;
+keys sorted, so two writers never wait on each other in a cycle): event ids of a session are
+therefore allocated, and committed, in lock order. Its change topics are sent with pg_notify
+in the same transaction, so other nodes hear of them at commit. A claim and a finish append
+their run event inside their own statement (tether_run_event, under the same lock), committed
+on its own (commit_one).
 
 A pooled connection found dead when a transaction starts (the server restarted) is replaced
 transparently, and so is one a read statement fails on; work in flight on a connection that dies
