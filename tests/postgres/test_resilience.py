@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from datetime import UTC, datetime
 from functools import partial
 
 import psycopg
@@ -36,6 +37,27 @@ def test_connections_killed_while_idle_are_replaced_transparently(pg_url: str) -
         assert (await svc.get_session(session.id)).id == session.id  # a read
         await svc.add_message(session.id, Role.USER, "still here")  # a write
         assert len((await svc.list_messages(session.id)).data) == 1
+
+    run(with_stores(pg_url, 1, body))
+
+
+def test_a_claim_and_a_finish_replace_connections_killed_while_idle(pg_url: str) -> None:
+    # Each is one statement committed on its own (commit_one), not a pipelined transaction:
+    # it still gets a live connection first.
+    async def body(store: Store) -> None:
+        svc = service(store)
+        session = await svc.create_session()
+        created = await svc.create_run(session.id, "survives")
+        await asyncio.gather(*(svc.get_session(session.id) for _ in range(5)))  # a few in the pool
+        assert sql(pg_url, KILL_ALL)
+        now = datetime.now(UTC)
+        claimed = await store.claim_run(worker_id="w1", now=now, lease_seconds=60)
+        assert claimed is not None and claimed.id == created.id
+        assert sql(pg_url, KILL_ALL)
+        done = await store.finish_run(
+            created.id, worker_id="w1", status=RunStatus.COMPLETED, now=now, output={"ok": 1}
+        )
+        assert done.status is RunStatus.COMPLETED
 
     run(with_stores(pg_url, 1, body))
 

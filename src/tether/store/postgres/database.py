@@ -333,17 +333,30 @@ class PostgresDatabase:
 
     async def commit_one(self, query: str, /, **params: Any) -> list[Row]:
         """One write statement (with the events it appends itself), committed on its own
-        (autocommit): its rows. Not run again when its connection dies: it may have committed."""
-        return (await self.fetch_many([(_QUERIES[query], params)], again=False))[0]
+        (autocommit): its rows. As a transaction's: a dead idle connection is replaced first,
+        while a statement in flight when its connection dies fails (it may have committed)."""
+        pool = await self._open()
+        conn: AsyncConn | None = None
+        try:
+            conn = await self.idle_connection(pool)
+            cur = await conn.execute(_QUERIES[query], params)
+            return list(await cur.fetchall()) if _has_rows(cur) else []
+        except UnicodeEncodeError as exc:
+            raise not_unicode(exc) from exc
+        except psycopg.Error as exc:
+            if _stale_plan(exc) and conn is not None:
+                await conn.close()
+            raise _store_error(exc, self.location) from exc
+        finally:
+            if conn is not None:
+                await pool.putconn(conn)
 
-    async def fetch_many(
-        self, statements: list[tuple[str, dict[str, Any]]], *, again: bool = True
-    ) -> list[list[Row]]:
+    async def fetch_many(self, statements: list[tuple[str, dict[str, Any]]]) -> list[list[Row]]:
         """Run statements in one round trip (one implicit transaction, each statement its own
         snapshot); every one's rows. Retried on another connection when its connection was
-        dead (again=False: not)."""
+        dead."""
         pool = await self._open()
-        for attempt in range(self.max_size + 1 if again else 1):
+        for attempt in range(self.max_size + 1):
             conn = await self.getconn(pool)
             try:
                 cursors = await _pipelined(conn, statements)
@@ -353,7 +366,7 @@ class PostgresDatabase:
             except psycopg.Error as exc:
                 if _stale_plan(exc):
                     await conn.close()
-                if not ((conn.broken or _stale_plan(exc)) and again and attempt < self.max_size):
+                if not ((conn.broken or _stale_plan(exc)) and attempt < self.max_size):
                     raise _store_error(exc, self.location) from exc
             finally:
                 await pool.putconn(conn)
