@@ -12,7 +12,7 @@ from typing import Any
 
 from tether.core.event import EventType, run_event
 from tether.core.run import ErrorInfo, Run
-from tether.core.status import RUN_TERMINAL, RunStatus
+from tether.core.status import RUN_TERMINAL, RunStatus, check_transition
 from tether.store.base import UNSET, Unset
 from tether.store.postgres.database import ConcurrentUpdate, PostgresDatabase
 from tether.store.sql.common import event_topics
@@ -120,6 +120,7 @@ class PostgresStore(SqlStore):
     ) -> Run:
         # One statement with its event, when the run has no open steps; otherwise (or when
         # the run is no longer this worker's: SqlStore says why) as every SQL store does.
+        check_transition(RunStatus.RUNNING, status)
         type_ = run_event(status) if status in RUN_TERMINAL else None
         rows = (
             []
