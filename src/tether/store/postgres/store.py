@@ -121,11 +121,9 @@ class PostgresStore(SqlStore):
         # One statement with its event, when the run has no open steps; otherwise (or when
         # the run is no longer this worker's: SqlStore says why) as every SQL store does.
         check_transition(RunStatus.RUNNING, status)
-        type_ = run_event(status) if status in RUN_TERMINAL else None
-        rows = (
-            []
-            if type_ is None
-            else await self.database.commit_one(
+        if status in RUN_TERMINAL:
+            type_ = run_event(status)
+            rows = await self.database.commit_one(
                 "finish_run_told",
                 id=run_id,
                 worker_id=worker_id,
@@ -137,15 +135,13 @@ class PostgresStore(SqlStore):
                 error=self._j(error_data(error)),
                 source=self.database.source,
             )
+            if rows:
+                run = self._run(rows[0])
+                self._appended(type_, run)
+                return run
+        return await super().finish_run(
+            run_id, worker_id=worker_id, status=status, now=now, output=output, error=error
         )
-        if not rows:
-            return await super().finish_run(
-                run_id, worker_id=worker_id, status=status, now=now, output=output, error=error
-            )
-        run = self._run(rows[0])
-        assert type_ is not None
-        self._appended(type_, run)
-        return run
 
     def _appended(self, type_: EventType, run: Run) -> None:
         """What follows the commit of a run event the server appended: its topics published
