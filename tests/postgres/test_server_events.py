@@ -1,5 +1,5 @@
 """A run's claim and finish on PostgreSQL append their run events in the statement that changes
-the run (schema 13's functions make the event's JSON, its lock key and its notification): the
+the run (schema 14's functions make the event's JSON, its lock key and its notification): the
 events must be the ones tether's Python makes for every other write, key by key and as the
 database keeps their text, in the same id order, with the same notifications."""
 

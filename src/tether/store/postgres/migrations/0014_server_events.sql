@@ -1,4 +1,4 @@
--- tether schema, version 13: a run's events made by the server, inside the statement that
+-- tether schema, version 14: a run's events made by the server, inside the statement that
 -- changes the run (a claim, a finish), so they cost the worker no statement of their own.
 -- * tether_iso(us): a time (epoch microseconds) as clock.to_iso writes it.
 -- * tether_run_summary(r): a run as its events carry it, exactly as RunSummary.data() writes

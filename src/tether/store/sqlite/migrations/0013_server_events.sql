@@ -1,3 +1,0 @@
--- tether schema, version 13: PostgreSQL's server makes a run's events inside the statement
--- that changes the run (functions of its own); SQLite's schema is unchanged.
-SELECT 1;
