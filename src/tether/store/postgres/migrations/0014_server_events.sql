@@ -12,17 +12,23 @@
 --   session's lock, then the notification (the topics SqlBase._encoded_events publishes), then
 --   the event, its id drawn under the lock.
 
+-- tether_iso and tether_lock_key are single expressions, which PostgreSQL inlines into the
+-- statement calling them; the others are PL/pgSQL, whose plans each connection caches (a SQL
+-- function it cannot inline is planned again on every call).
 CREATE FUNCTION tether_iso(us bigint) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-    SELECT to_char(to_timestamp(((us - m) / 1000000)::double precision) AT TIME ZONE 'UTC',
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT to_char(to_timestamp(((us - ((us % 1000000) + 1000000) % 1000000) / 1000000)
+                                ::double precision) AT TIME ZONE 'UTC',
                    'YYYY-MM-DD"T"HH24:MI:SS')
-           || CASE WHEN m = 0 THEN '' ELSE '.' || lpad(m::text, 6, '0') END || 'Z'
-    FROM (SELECT ((us % 1000000) + 1000000) % 1000000 AS m) AS f
+           || CASE WHEN us % 1000000 = 0 THEN ''
+                   ELSE '.' || lpad((((us % 1000000) + 1000000) % 1000000)::text, 6, '0') END
+           || 'Z'
 $$;
 
 CREATE FUNCTION tether_run_summary(r runs) RETURNS jsonb
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT jsonb_object_agg(f.key, f.value)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+BEGIN
+    RETURN (SELECT jsonb_object_agg(f.key, f.value)
     FROM jsonb_each(jsonb_build_object(
         'id', r.id, 'session_id', r.session_id, 'seq', r.seq, 'agent', r.agent,
         'goal', r.goal, 'status', r.status, 'attempt', r.attempt,
@@ -38,7 +44,8 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
                           'requests', r.model_requests,
                           'total_tokens', r.input_tokens + r.output_tokens) END,
         'waiting_for', r.waiting_for)) AS f
-    WHERE jsonb_typeof(f.value) <> 'null'
+    WHERE jsonb_typeof(f.value) <> 'null');
+END
 $$;
 
 CREATE FUNCTION tether_lock_key(name text) RETURNS bigint
@@ -47,11 +54,13 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
 $$;
 
 CREATE FUNCTION tether_payload(source text, topics text[]) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-    SELECT '{"s": ' || to_json(source)::text || ', "t": ['
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+    RETURN '{"s": ' || to_json(source)::text || ', "t": ['
            || (SELECT string_agg(to_json(t.topic)::text, ', ' ORDER BY t.n)
                FROM unnest(topics) WITH ORDINALITY AS t(topic, n))
-           || ']}'
+           || ']}';
+END
 $$;
 
 CREATE FUNCTION tether_run_event(type text, r runs, at bigint, source text) RETURNS void
