@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from datetime import UTC, datetime
 from functools import partial
 
 import psycopg
@@ -38,6 +39,39 @@ def test_connections_killed_while_idle_are_replaced_transparently(pg_url: str) -
         assert len((await svc.list_messages(session.id)).data) == 1
 
     run(with_stores(pg_url, 1, body))
+
+
+def test_a_claim_and_a_finish_replace_connections_killed_while_idle(pg_url: str) -> None:
+    # Each is one statement committed on its own (commit_one), not a pipelined transaction:
+    # it still gets a live connection first.
+    async def body(store: Store) -> None:
+        svc = service(store)
+        session = await svc.create_session()
+        created = await svc.create_run(session.id, "survives")
+        await asyncio.gather(*(svc.get_session(session.id) for _ in range(5)))  # a few in the pool
+        await _kill_all_and_wait(pg_url)
+        now = datetime.now(UTC)
+        claimed = await store.claim_run(worker_id="w1", now=now, lease_seconds=60)
+        assert claimed is not None and claimed.id == created.id
+        await _kill_all_and_wait(pg_url)
+        done = await store.finish_run(
+            created.id, worker_id="w1", status=RunStatus.COMPLETED, now=now, output={"ok": 1}
+        )
+        assert done.status is RunStatus.COMPLETED
+
+    run(with_stores(pg_url, 1, body))
+
+
+async def _kill_all_and_wait(url: str) -> None:
+    """KILL_ALL, then wait until the killed backends are gone (their connections closed)."""
+    killed = {pid for (pid,) in sql(url, KILL_ALL.replace("pg_terminate_backend(pid)", "pid"))}
+    assert sql(url, KILL_ALL)
+
+    def gone() -> bool:
+        alive = {pid for (pid,) in sql(url, "SELECT pid FROM pg_stat_activity")}
+        return not killed & alive
+
+    await eventually(gone, what="the killed backends to exit")
 
 
 def test_a_call_in_flight_when_its_connection_dies_fails_as_retryable(pg_url: str) -> None:

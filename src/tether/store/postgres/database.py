@@ -3,10 +3,12 @@
 Connections are autocommit; a write transaction is a pipeline on one pooled connection, whose
 statements up to its Sync are one implicit transaction (no BEGIN, no COMMIT: the Sync commits;
 a failure sends ROLLBACK before it). Its events are appended last, just before the Sync, after
-taking a transaction-level
-advisory lock per session (keys sorted, so two writers never wait on each other in a cycle):
-event ids of a session are therefore allocated, and committed, in lock order. Its change topics
-are sent with pg_notify in the same transaction, so other nodes hear of them at commit.
+taking a transaction-level advisory lock per session (tether_lock_key, computed by the server;
+keys sorted, so two writers never wait on each other in a cycle): event ids of a session are
+therefore allocated, and committed, in lock order. Its change topics are sent with pg_notify
+in the same transaction, so other nodes hear of them at commit. A claim and a finish append
+their run event inside their own statement (tether_run_event, under the same lock), committed
+on its own (commit_one).
 
 A pooled connection found dead when a transaction starts (the server restarted) is replaced
 transparently, and so is one a read statement fails on; work in flight on a connection that dies
@@ -18,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import json
 import re
 import secrets
@@ -72,12 +73,6 @@ class ConcurrentUpdate(StoreUnavailable):
     insert, a schema change under a prepared statement); the whole operation can be retried."""
 
     code = "concurrent_update"
-
-
-def lock_key(name: str) -> int:
-    """The advisory-lock key of a session (or owner): the same on every node."""
-    digest = hashlib.blake2b(name.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 class _Reader:
@@ -182,7 +177,7 @@ class _Tx:
         payloads = notify_payloads(source, self.topics) if self.topics else []
         if self._events:
             groups = self._events
-            keys = {lock_key(g.session_id or f"owner:{g.owner}") for g in groups}
+            locks = {g.session_id or f"owner:{g.owner}" for g in groups}
             params = {
                 "events": _dumps(
                     [
@@ -192,7 +187,7 @@ class _Tx:
                     ]
                 ),
                 "data": f"[{','.join(text for g in groups for text in g.data)}]",  # JSON texts
-                "keys": _dumps(sorted(keys)),
+                "locks": _dumps(list(locks)),
                 "payloads": _dumps(payloads),
             }
             last = _QUERIES["append_events"]
@@ -242,7 +237,9 @@ class PostgresDatabase:
         self._conninfo, options = _split_url(url)
         self.location = redact_url(url)
         self.changes = ChangeFeed()
-        self._source = secrets.token_hex(6)
+        #: This store's name in its notifications (its listener skips them: it publishes its
+        #: own topics itself, right after its commits).
+        self.source = secrets.token_hex(6)
         try:
             self._min_size = int(options["pool_min_size"])
             self.max_size = int(options["pool_max_size"])
@@ -255,7 +252,7 @@ class PostgresDatabase:
             )
         self._pool: AsyncConnectionPool[AsyncConn] | None = None
         self._opening = asyncio.Lock()
-        self._listener = Listener(self._conninfo, self.changes, self._source)
+        self._listener = Listener(self._conninfo, self.changes, self.source)
         self._listening: asyncio.Task[None] | None = None
         self._closed = False
         if migrate:
@@ -270,7 +267,7 @@ class PostgresDatabase:
         try:
             try:
                 yield tx
-                await tx.commit(self._source)
+                await tx.commit(self.source)
             except BaseException as exc:
                 await tx.abandon(exc)
                 if isinstance(exc, UnicodeEncodeError):
@@ -333,6 +330,26 @@ class PostgresDatabase:
         again on another connection when its connection was dead, so it must be idempotent."""
         rows = await self.fetch_many([(_QUERIES[query], params)])
         return rows[0][0] if rows[0] else None
+
+    async def commit_one(self, query: str, /, **params: Any) -> list[Row]:
+        """One write statement (with the events it appends itself), committed on its own
+        (autocommit): its rows. As a transaction's: a dead idle connection is replaced first,
+        while a statement in flight when its connection dies fails (it may have committed)."""
+        pool = await self._open()
+        conn: AsyncConn | None = None
+        try:
+            conn = await self.idle_connection(pool)
+            cur = await conn.execute(_QUERIES[query], params)
+            return list(await cur.fetchall()) if _has_rows(cur) else []
+        except UnicodeEncodeError as exc:
+            raise not_unicode(exc) from exc
+        except psycopg.Error as exc:
+            if _stale_plan(exc) and conn is not None:
+                await conn.close()
+            raise _store_error(exc, self.location) from exc
+        finally:
+            if conn is not None:
+                await pool.putconn(conn)
 
     async def fetch_many(self, statements: list[tuple[str, dict[str, Any]]]) -> list[list[Row]]:
         """Run statements in one round trip (one implicit transaction, each statement its own

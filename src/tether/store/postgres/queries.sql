@@ -477,16 +477,18 @@ ORDER BY seq DESC LIMIT %(limit)s;
 -- name: append_events
 -- A transaction's events, appended right before COMMIT in one statement: first (the one-time
 -- filters run before any row is made, so before an event id is drawn) the advisory locks of
--- their sessions, keys sorted so no two transactions wait in a cycle, and the transaction's
--- notifications; then the events, in order. Each parameter is one JSON array (the events as
--- [type, owner, session_id, run_id, created_at], their data, the keys, the payloads): one text
--- each to send, nothing to convert element by element on the way.
+-- their sessions (tether_lock_key of each name: a session id, or owner:<owner>), keys sorted so
+-- no two transactions wait in a cycle, and the transaction's notifications; then the events,
+-- in order. Each parameter is one JSON array (the events as [type, owner, session_id, run_id,
+-- created_at], their data, the lock names, the payloads): one text each to send, nothing to
+-- convert element by element on the way.
 INSERT INTO events (type, owner, session_id, run_id, data, created_at)
 SELECT e.m ->> 0, e.m ->> 1, e.m ->> 2, e.m ->> 3, e.d, (e.m ->> 4)::bigint
 FROM ROWS FROM (jsonb_array_elements(%(events)s::jsonb), jsonb_array_elements(%(data)s::jsonb))
      WITH ORDINALITY AS e(m, d, n)
-WHERE (SELECT count(pg_advisory_xact_lock(k::bigint))
-       FROM jsonb_array_elements_text(%(keys)s::jsonb) AS k) >= 0
+WHERE (SELECT count(pg_advisory_xact_lock(k))
+       FROM (SELECT DISTINCT tether_lock_key(name) AS k
+             FROM jsonb_array_elements_text(%(locks)s::jsonb) AS name ORDER BY k) AS keys) >= 0
   AND (SELECT count(pg_notify('tether', p)) FROM jsonb_array_elements_text(%(payloads)s::jsonb) AS p) >= 0
 ORDER BY e.n;
 
@@ -506,9 +508,12 @@ UNION ALL
 
 -- name: claim_run
 -- claim_resumed_run, else claim_ready_run, and a ready run's touch_session_softly, in one
--- statement (its column "started": whether the run started now, so its run.started event is
--- due; "more": whether another run was claimable).
+-- statement (its column "started": whether the run started now; "more": whether another run
+-- was claimable, the claimed one left out, so the claimer claims again at once rather than
+-- look first), committed on its own. A run started now gets its run.started event here
+-- (tether_run_event): a claim is one statement and one round trip.
 -- ready reads resumed's result, so resumed runs first and at most one run is claimed.
+-- (Under 4096 bytes: psycopg caches the conversion of shorter statements only.)
 WITH resumed AS (
     UPDATE runs
     SET worker_id = %(worker_id)s, lease_expires_at = %(lease_expires_at)s, updated_at = %(now)s,
@@ -558,8 +563,6 @@ WITH resumed AS (
                   AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
                 FOR UPDATE SKIP LOCKED)
 ), more AS (
-    -- Whether another run is claimable (claimable's look, the claimed run left out): the
-    -- claimer then claims again at once rather than look first.
     SELECT EXISTS (
         SELECT 1 FROM runs WHERE status = 'running' AND worker_id IS NULL
           AND id NOT IN (SELECT id FROM resumed)
@@ -569,20 +572,20 @@ WITH resumed AS (
         WHERE r.status = 'ready' AND r.id NOT IN (SELECT id FROM ready)
           AND (r.not_before IS NULL OR r.not_before <= %(now)s)
           AND (%(agents)s::jsonb IS NULL OR r.agent IN (SELECT jsonb_array_elements_text(%(agents)s::jsonb)))
-          AND NOT EXISTS (SELECT 1 FROM runs AS o
-                          WHERE o.session_id = r.session_id
-                            AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
-          AND NOT EXISTS (SELECT 1 FROM runs AS a
-                          WHERE a.session_id = r.session_id AND a.status IN ('running', 'waiting'))
-          AND EXISTS (SELECT 1 FROM sessions AS s
-                      WHERE s.id = r.session_id AND s.status = 'active'
-                        AND (s.ttl_seconds IS NULL
-                             OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s))
+          AND NOT EXISTS (SELECT 1 FROM runs AS o WHERE o.session_id = r.session_id
+                AND o.status IN ('ready', 'running', 'waiting') AND o.seq < r.seq)
+          AND NOT EXISTS (SELECT 1 FROM runs AS a WHERE a.session_id = r.session_id
+                AND a.status IN ('running', 'waiting'))
+          AND EXISTS (SELECT 1 FROM sessions AS s WHERE s.id = r.session_id
+                AND s.status = 'active' AND (s.ttl_seconds IS NULL
+                     OR s.last_activity_at + s.ttl_seconds * 1000000 > %(now)s))
     ) AS more
+), told AS (
+    SELECT tether_run_event('run.started', ready::runs, %(now)s, %(source)s) FROM ready
 )
 SELECT *, false AS started FROM resumed, more
 UNION ALL
-SELECT *, true AS started FROM ready, more;
+SELECT ready.*, more.more, true AS started FROM ready, more, told;
 
 -- name: insert_messages
 -- A batch of messages in one statement (Tx.insert_rows): one array per position of the rows
@@ -593,3 +596,28 @@ SELECT m.id, %(session_id)s, m.seq, m.role, m.content, NULL, m.metadata::jsonb, 
        m.item::json
 FROM unnest(%(rows_0)b::text[], %(rows_1)b::bigint[], %(rows_2)b::text[], %(rows_3)b::text[],
             %(rows_4)b::text[], %(rows_5)b::text[]) AS m(id, seq, role, content, metadata, item);
+
+-- name: finish_run_told
+-- finish_run, its run event (tether_run_event) and its touch_session_softly in one statement,
+-- committed on its own. Only for a run without open steps (their closing and their events
+-- come first, so such a run finishes as before): no row when the run has some, or is no
+-- longer this worker's.
+WITH finished AS (
+    UPDATE runs
+    SET status = %(status)s, ended_at = %(now)s, updated_at = %(now)s,
+        output = CASE WHEN %(set_output)s THEN %(output)s::jsonb ELSE output END,
+        error = %(error)s::jsonb, worker_id = NULL, lease_expires_at = NULL, deadline_at = NULL
+    WHERE id = %(id)s AND status = 'running' AND worker_id = %(worker_id)s
+      AND NOT EXISTS (SELECT 1 FROM steps WHERE run_id = %(id)s AND status = 'running')
+    RETURNING *
+), touched AS (
+    UPDATE sessions SET last_activity_at = %(now)s
+    WHERE id = (SELECT id FROM sessions
+                WHERE id = (SELECT session_id FROM finished) AND status = 'active'
+                  AND last_activity_at < %(now)s - 1000000
+                  AND (ttl_seconds IS NULL OR last_activity_at + ttl_seconds * 1000000 > %(now)s)
+                FOR UPDATE SKIP LOCKED)
+), told AS (
+    SELECT tether_run_event(%(type)s, finished::runs, %(now)s, %(source)s) FROM finished
+)
+SELECT finished.* FROM finished, told;

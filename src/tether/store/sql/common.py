@@ -133,17 +133,7 @@ class SqlBase:
         """_events, with each payload already encoded as the JSON text of its data column;
         told() makes what the observers get (only called when there are observers)."""
         await tx.append_events(Events(type_._value_, owner, session_id, run_id, to_us(now), texts))
-        topics = [f"owner:{owner}"]
-        if session_id:
-            topics.append(session_topic(session_id))
-        if run_id:
-            topics.append(run_topic(run_id))
-        if type_.startswith("run."):
-            if run_id:
-                topics.append(run_status_topic(run_id))
-            if type_ is not EventType.RUN_STARTED:  # a start makes no run claimable
-                topics.append(RUNS_TOPIC)
-        tx.publish(*topics)
+        tx.publish(*event_topics(type_, owner, session_id, run_id))
         if self._observers:
             payloads = told()
             tx.after_commit(lambda: self._tell_all(type_, payloads))
@@ -268,3 +258,21 @@ class SqlBase:
             if run is not None:
                 cancelled.append(run)
         return cancelled
+
+
+def event_topics(
+    type_: EventType, owner: str, session_id: str | None, run_id: str | None
+) -> list[str]:
+    """The change topics an event of type_ is published on (PostgreSQL's claim_run and
+    finish_run_told name the same ones for the run events they append)."""
+    topics = [f"owner:{owner}"]
+    if session_id:
+        topics.append(session_topic(session_id))
+    if run_id:
+        topics.append(run_topic(run_id))
+    if type_.startswith("run."):
+        if run_id:
+            topics.append(run_status_topic(run_id))
+        if type_ is not EventType.RUN_STARTED:  # a start makes no run claimable
+            topics.append(RUNS_TOPIC)
+    return topics
