@@ -190,7 +190,7 @@ class _Write:
         try:
             db._check_open()
             if db._group is not None and db._group.failed is not None:
-                raise StoreError(db._group.failed)
+                raise StoreUnavailable(db._group.failed)
             await db.call(db._conn, lambda: db._conn.execute("BEGIN IMMEDIATE"), "begin")
         except BaseException:
             db._abandon()
@@ -319,6 +319,8 @@ class SqliteDatabase:
         return isinstance(cause, sqlite3.IntegrityError) and "UNIQUE" in str(cause)
 
     async def schema_version(self) -> int:
+        if self._group is not None and self._group.failed is not None:  # (health: 503)
+            raise StoreUnavailable(self._group.failed)
         async with self.read():
             reader = self._reader
             return await self.call(reader, lambda: _current_version(reader), "schema version")
