@@ -58,15 +58,19 @@ def db(
     database = SqliteDatabase(
         tmp_path / "t.db", durability="full", group_commit=True, migrate=False
     )
+    database._conn.execute("CREATE TABLE writes (topic TEXT)")  # (a row per write, below)
     yield database
     for _ in range(8):  # whatever a failed test left held
         held.let_go()
     loop.run_until_complete(database.close())
 
 
-async def _write(db: SqliteDatabase, topic: str, told: list[str]) -> None:
-    """An (empty) write transaction announcing topic, telling told after its commit."""
+async def _write(db: SqliteDatabase, topic: str, told: list[str], *, changes: bool = True) -> None:
+    """A write transaction (of one row, unless not changes) announcing topic, telling told
+    after its commit."""
     async with db.write() as tx:
+        if changes:
+            db._conn.execute("INSERT INTO writes VALUES (?)", (topic,))
         tx.publish(topic)
         tx.after_commit(lambda: told.append(topic))
 
@@ -112,6 +116,29 @@ async def test_writes_that_commit_during_a_flush_share_the_next_one(
     await asyncio.gather(*others)
     assert told == ["first", "w0", "w1", "w2", "w3", "w4"]  # in commit order
     assert db.flushes == 2
+
+
+async def test_a_write_that_changed_nothing_waits_only_for_the_flushes_under_way(
+    db: SqliteDatabase, held: HeldFlushes
+) -> None:
+    # nothing to flush of its own: at once when every earlier commit is flushed (before: a
+    # flush of its own, two thread hops, for an empty claim or lease renewal) …
+    told: list[str] = []
+    before = db.flushes
+    await _write(db, "nothing", told, changes=False)
+    assert told == ["nothing"] and held.begun == 0 and db.flushes == before
+    # … else after the next flush, which covers whatever it read of the commits before it
+    changed = asyncio.create_task(_write(db, "changed", told))
+    await eventually(lambda: held.begun == 1, what="the first flush")
+    empty = asyncio.create_task(_write(db, "empty", told, changes=False))
+    await eventually(lambda: db._group is not None and db._group.due == 1, what="the wait")
+    held.let_go()
+    await changed
+    assert not empty.done() and told == ["nothing", "changed"]
+    await eventually(lambda: held.begun == 2, what="the next flush")
+    held.let_go()
+    await empty
+    assert told == ["nothing", "changed", "empty"]
 
 
 async def test_a_write_is_announced_only_after_its_flush(

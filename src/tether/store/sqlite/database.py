@@ -178,11 +178,12 @@ class _Write:
     """``async with db.write() as tx``: one transaction on the writer connection, under its
     lock."""
 
-    __slots__ = ("_db", "_tx")
+    __slots__ = ("_changes", "_db", "_tx")
 
     def __init__(self, db: SqliteDatabase) -> None:
         self._db = db
         self._tx = _Tx(db, db._conn)
+        self._changes = 0
 
     async def __aenter__(self) -> _Tx:
         db = self._db
@@ -195,6 +196,8 @@ class _Write:
         except BaseException:
             db._abandon()
             raise
+        if db._group is not None:
+            self._changes = db._conn.total_changes
         return self._tx
 
     async def __aexit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
@@ -209,7 +212,8 @@ class _Write:
                 db._conn.rollback()  # never leave the shared connection inside a transaction
                 raise
             if db._group is not None:
-                flushed = db._group.committed(self._announce)
+                changed = db._conn.total_changes != self._changes
+                flushed = db._group.committed(self._announce, changed=changed)
         finally:
             db._lock.release()
         if flushed is None:

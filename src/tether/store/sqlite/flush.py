@@ -75,12 +75,19 @@ class GroupCommit:
         with self._mutex:
             return len(self._pending)
 
-    def committed(self, announce: Callable[[], None]) -> asyncio.Future[None]:
+    def committed(
+        self, announce: Callable[[], None], *, changed: bool = True
+    ) -> asyncio.Future[None] | None:
         """Call right after a COMMIT (under the writer lock, so that commits queue in commit
         order); the future is done once a flush that started after it is over and announce()
-        has run, with StoreError if that flush failed."""
+        has run, with StoreError if that flush failed. A transaction that changed no row
+        (an empty claim, a lease renewal that found nothing) wrote nothing to flush: None (the
+        caller announces at once) when every earlier commit, whatever it read of them, is
+        flushed already; else it waits for the next flush like the others."""
         commit = _Commit(announce)
         with self._mutex:
+            if not changed and not self._flushing:
+                return None
             self._pending.append(commit)
             if self._flushing:
                 return commit.done
