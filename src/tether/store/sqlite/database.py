@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeVar
 
 from tether.core.errors import StoreError, StoreUnavailable, UsageError
 from tether.store.changes import ChangeFeed
+from tether.store.factory import check_durability
 from tether.store.migrate import Migration, load_migrations, pending
 from tether.store.sql.database import Events, Row
 from tether.store.sql.queries import load_queries
@@ -266,8 +267,7 @@ class SqliteDatabase:
         group_commit: bool = False,
         migrate: bool = True,
     ) -> None:
-        if durability not in ("normal", "full"):
-            raise UsageError(f"durability must be 'normal' or 'full', not {durability!r}")
+        check_durability(durability)
         self.location = str(path)
         self.durability: Durability = durability
         self.changes = ChangeFeed()
