@@ -63,7 +63,7 @@ _WORDS = [word for phrase in _PHRASES for word in phrase.split(" ")]
 
 
 def _text(rng: Random) -> str:
-    words = []
+    words: list[str] = []
     while sum(len(w) + 1 for w in words) < 200:
         words.append(rng.choice(_WORDS))
     return " ".join(words)

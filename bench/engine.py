@@ -190,7 +190,7 @@ class TimedStore:
 
 @contextlib.contextmanager
 def timed_assembly(timeline: Timeline) -> Any:
-    original = executor_module.assemble_context
+    original = executor_module.assemble_context  # type: ignore[attr-defined]
 
     async def assemble(*args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
@@ -201,11 +201,11 @@ def timed_assembly(timeline: Timeline) -> Any:
             timeline.assembling = False
             timeline.add("assemble_context (total)", time.perf_counter() - started)
 
-    executor_module.assemble_context = assemble  # type: ignore[assignment]
+    executor_module.assemble_context = assemble  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        executor_module.assemble_context = original  # type: ignore[assignment]
+        executor_module.assemble_context = original  # type: ignore[attr-defined]
 
 
 SessionFor = Callable[[int], Awaitable[str]]
@@ -221,7 +221,7 @@ async def breakdown(
 ) -> None:
     timeline = Timeline()
     timed = TimedStore(store, timeline)
-    engine = Engine(timed, settings)  # type: ignore[arg-type]
+    engine = Engine(timed, settings)
     total = 0.0
     with timed_assembly(timeline):
         async with engine:

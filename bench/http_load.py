@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -105,7 +106,7 @@ def keep_alive(url: str, minimal: str, requests: int) -> dict[str, float]:
     samples: dict[str, list[float]] = {"healthz": [], "session": [], "minimal": []}
     with httpx.Client(base_url=url) as tether, httpx.Client(base_url=minimal) as plain:
         session = tether.post("/v1/sessions", json={"title": "keep-alive"}).json()["id"]
-        calls = {
+        calls: dict[str, Callable[[], httpx.Response]] = {
             "healthz": lambda: tether.get("/healthz"),
             "session": lambda: tether.get(f"/v1/sessions/{session}"),
             "minimal": lambda: plain.get("/static"),

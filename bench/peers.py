@@ -369,7 +369,7 @@ class AgentsSqlite(System):
     async def open(self, folder: Path) -> None:
         from agents.memory import SQLiteSession
 
-        self.cls = SQLiteSession
+        self.cls: Any = SQLiteSession
         self.path = folder / "agents.db"
         self.sessions: list[Any] = []
 
@@ -402,6 +402,8 @@ def _item(i: int) -> dict[str, str]:
 
 class AdkBase(System):
     """Google ADK session services: a conversation is a Session of Events."""
+
+    service: Any
 
     durability = "rollback journal, synchronous=FULL (SQLite's default)"
     app = "bench"
@@ -486,6 +488,7 @@ class AdkSqlite(AdkBase):
     async def fill(self, conv: Any, start: int, count: int) -> Any:
         # The rows append_event would add (its own INSERT), in one transaction.
         events = [self._event(i) for i in range(start, start + count)]
+        assert self.path is not None
         with contextlib.closing(sqlite3.connect(self.path)) as conn, conn:
             conn.executemany(
                 "INSERT INTO events (id, app_name, user_id, session_id, invocation_id,"
@@ -513,6 +516,7 @@ class LangGraphSqlite(System):
     name = "LangGraph + SqliteSaver"
     durability = "WAL, synchronous=FULL (SQLite's default)"
     lists_sessions = False  # the checkpointer lists checkpoints, not threads
+    graph: Any  # a compiled graph; its messages and configs are plain dicts here
 
     def open(self, folder: Path) -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
@@ -593,7 +597,7 @@ class TetherAdkService(AdkBase):
     synchronous = "NORMAL"
 
     async def open(self, folder: Path) -> None:
-        from tether.integrations.adk import TetherSessionService  # type: ignore[import-not-found]
+        from tether.integrations.adk import TetherSessionService
 
         self.tt = tether.open(folder / "tether-adk.db", owner=OWNER, worker=False)
         self.service = TetherSessionService(self.tt)
@@ -616,9 +620,7 @@ class TetherLangGraphSaver(LangGraphSqlite):
     def open(self, folder: Path) -> None:
         from langgraph.graph import END, START, MessagesState, StateGraph
 
-        from tether.integrations.langgraph import (  # type: ignore[import-not-found]
-            TetherCheckpointSaver,
-        )
+        from tether.integrations.langgraph import TetherCheckpointSaver
 
         self.path = folder / "tether-langgraph.db"
         self.tt = tether.open(self.path, owner=OWNER, worker=False)
@@ -740,7 +742,7 @@ def measure(
         interleave(
             loop,
             [
-                (r, "newest 50", size, lambda _i, r=r, c=convs[i][0]: lambda: r.system.newest(c))
+                (r, "newest 50", size, _reader(r.system.newest, convs[i][0]))
                 for i, r in enumerate(rows)
             ],
             args.reads,
@@ -750,12 +752,7 @@ def measure(
         interleave(
             loop,
             [
-                (
-                    r,
-                    "whole conversation",
-                    size,
-                    lambda _i, r=r, c=convs[i][0]: lambda: r.system.whole(c),
-                )
+                (r, "whole conversation", size, _reader(r.system.whole, convs[i][0]))
                 for i, r in enumerate(rows)
             ],
             max(5, args.reads * 100 // size),
@@ -816,6 +813,11 @@ def _appender(
 ) -> Callable[[int], Op]:
     """Appends spread over convs, share appends each."""
     return lambda i: lambda: row.system.append(convs[i // share], next(counter))
+
+
+def _reader(read: Callable[[Any], Any], conv: Any) -> Callable[[int], Op]:
+    """Reads of one conversation."""
+    return lambda _i: lambda: read(conv)
 
 
 def _lister(row: Row, expected: int) -> Callable[[int], Op]:

@@ -144,9 +144,9 @@ def main() -> None:
     with psycopg.connect(args.admin_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}".encode())
     url = urlunsplit(urlsplit(args.admin_url)._replace(path=f"/{name}", query=""))
-    AsyncCursor.execute = _counted
-    AsyncCursor.executemany = _counted_many
-    AsyncConnection.pipeline = _counted_pipeline
+    AsyncCursor.execute = _counted  # type: ignore[method-assign]
+    AsyncCursor.executemany = _counted_many  # type: ignore[method-assign]
+    AsyncConnection.pipeline = _counted_pipeline  # type: ignore[method-assign]
     AsyncCursor._fetch_pipeline = _counted_fetch  # type: ignore[method-assign]
     try:
         asyncio.run(measure(url, args.runs, args.sessions))

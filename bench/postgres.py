@@ -343,11 +343,11 @@ def report(console: Console, args: argparse.Namespace, results: dict[str, Any]) 
     for column in ("history H", "bare INSERT+COMMIT", "add_message", "record_step"):
         costs.add_column(column, justify="right")
     for row in results["append"]:
-        cells = [
+        shown = [
             f"{row[k]['median_us']} / {row[k]['p95_us']} ({row[k]['ratio']}x)"
             for k in ("bare", "message", "step")
         ]
-        costs.add_row(f"{row['h']:,}", *cells)
+        costs.add_row(f"{row['h']:,}", *shown)
     console.print(costs)
 
 

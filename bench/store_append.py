@@ -44,8 +44,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 from rich.table import Table
@@ -59,6 +60,7 @@ from tether.core.step import StepKind
 from tether.core.usage import Usage
 from tether.runtime.context_assembly import assemble_context
 from tether.runtime.service import Service
+from tether.store.sqlite.database import SqliteDatabase
 from tether.store.sqlite.store import SqliteStore
 
 WORKER = "bench-host:1:worker"
@@ -128,7 +130,10 @@ async def _fill_run(
     store: SqliteStore, service: Service, clock: ManualClock, rng: random.Random, session: Session
 ) -> tuple[int, int]:
     """One real-looking run, written with the calls the runtime makes; (messages, steps)."""
-    tick = lambda: clock.advance(rng.uniform(0.2, 2.0))  # noqa: E731
+
+    def tick() -> datetime:
+        return clock.advance(rng.uniform(0.2, 2.0))
+
     text = _text(rng, 8, 40)
     await service.add_message(session.id, "user", text)
     tick()
@@ -231,7 +236,7 @@ async def fill(path: Path, items: int, seed: int = 7) -> Filled:
     # The history ends a little before now, so the measurement's wall clock follows it.
     clock = ManualClock(datetime.now(UTC) - timedelta(seconds=items * 3 + 60))
     store = SqliteStore(path, durability="normal")
-    store.database._conn.execute("PRAGMA synchronous = OFF")  # filling is not measured
+    _sqlite(store)._conn.execute("PRAGMA synchronous = OFF")  # filling is not measured
     service = Service(store, clock=clock)
     session = await service.create_session(
         title="Keep helping me with this project",
@@ -243,7 +248,7 @@ async def fill(path: Path, items: int, seed: int = 7) -> Filled:
     while messages + steps < items:
         m, s = await _fill_run(store, service, clock, rng, session)
         messages, steps, runs = messages + m, steps + s, runs + 1
-    conn = store.database._conn
+    conn = _sqlite(store)._conn
     events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     await store.close()
@@ -411,7 +416,7 @@ async def measure(
     bare = Bare(bare_path, durability, filled.h)
     os.sync()  # let the copy reach the disk now, not during the measurement
     store = SqliteStore(path, durability=durability)  # type: ignore[arg-type]
-    conn = store.database._conn
+    conn = _sqlite(store)._conn
     clock = SystemClock()
     service = Service(store, clock=clock)
     session = await service.get_session(filled.session_id)
@@ -427,7 +432,7 @@ async def measure(
     def reset() -> None:
         nonlocal position
         position = 0
-        with store.database._lock.hold():
+        with _sqlite(store)._lock.hold():
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(
                 "DELETE FROM messages WHERE session_id = ? AND seq > ?", (session.id, base_messages)
@@ -483,10 +488,10 @@ async def measure(
         target = cell.samples if record else junk.samples
         for i in range(n):
             row = message_rows[i]
-            await _timed(target["bare_message"], lambda r=row: _bare(bare.conn, _BARE_MESSAGE, r))
+            await _timed(target["bare_message"], partial(_bare, bare.conn, _BARE_MESSAGE, row))
             await _timed(target["message"], add_message)
             row = step_rows[i]
-            await _timed(target["bare_step"], lambda r=row: _bare(bare.conn, _BARE_STEP, r))
+            await _timed(target["bare_step"], partial(_bare, bare.conn, _BARE_STEP, row))
             await _timed(target["step"], add_step)
             if (done + i) % context_every == 0:
                 await _timed(target["context"], context)
@@ -506,6 +511,11 @@ def _remove(*paths: Path) -> None:
     for done_path in paths:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{done_path}{suffix}").unlink(missing_ok=True)
+
+
+def _sqlite(store: SqliteStore) -> SqliteDatabase:
+    """The store's SQLite database, whose connection the benchmark uses directly."""
+    return cast(SqliteDatabase, store.database)
 
 
 async def _bare(conn: sqlite3.Connection, sql: str, row: tuple[Any, ...]) -> None:

@@ -34,6 +34,7 @@ from tether.runtime.instruments import Chain, Instruments, installed
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
+from tether.store.base import Store
 from tether.store.sqlite.store import SqliteStore
 
 MODES = ("off", "metrics", "tracing", "both")
@@ -56,7 +57,7 @@ async def cpu_per_run(mode: str, folder: Path, runs: int) -> float:
         provider.add_span_processor(BatchSpanProcessor(Dropped()))
         telemetry.enable_tracing(provider)
     instruments: Instruments | None = None
-    used = store
+    used: Store = store
     if mode in ("metrics", "both"):
         metrics = telemetry.create_metrics()
         used, instruments = metrics.watch(store), Chain(installed(), metrics)
