@@ -41,7 +41,7 @@ from rich.table import Table
 
 import tether
 from conversation import Timed, _message, measure, read_columns
-from http_load import start_minimal, start_server
+from http_load import cpu_seconds, start_minimal, start_server
 
 #: The minimal app's routes: the same SQL as the bare read, rows as JSON objects.
 MINIMAL_READS = """
@@ -122,7 +122,8 @@ def main() -> int:
             reads = Reads(args, sqlite3.connect(path), session_id, http, plain, client)
             measure(reads.tails, args.rounds, args.warmup)
             measure([reads.whole], args.whole_rounds, 1)
-        report(console, args, reads)
+            cpu = server_cpu(reads, server.pid, minimal.pid, args)
+        report(console, args, reads, cpu)
     finally:
         for server in servers:
             server.terminate()
@@ -218,12 +219,38 @@ class Reads:
         ]
 
 
-def report(console: Console, args: argparse.Namespace, reads: Reads) -> None:
+def server_cpu(
+    reads: Reads, tether_pid: int, minimal_pid: int, args: argparse.Namespace
+) -> list[tuple[float, float]]:
+    """The servers' own CPU ms per read (tether's, the minimal app's), from /proc: each read
+    on both, call for call, in rounds of their own (a process's CPU time is counted in ticks of
+    10 ms: many calls make it exact)."""
+    spent = []
+    for index, group in enumerate((reads.tails[1], reads.tails[2], reads.whole)):
+        minimal, tether_op = group[1], group[2]
+        calls = args.whole_rounds if index == 2 else 2 * args.rounds
+        cpu = {"tether": 0.0, "minimal": 0.0}
+        for _ in range(calls):
+            for name, op, pid in (
+                ("minimal", minimal, minimal_pid),
+                ("tether", tether_op, tether_pid),
+            ):
+                before = cpu_seconds(pid)
+                op.run()
+                cpu[name] += cpu_seconds(pid) - before
+        spent.append((cpu["tether"] * 1000 / calls, cpu["minimal"] * 1000 / calls))
+    return spent
+
+
+def report(
+    console: Console, args: argparse.Namespace, reads: Reads, cpu: list[tuple[float, float]]
+) -> None:
     middle = args.history // 2 + 1
     table = Table(
         title=f"a conversation read over HTTP, H = {args.history:,}, medians of the same rounds"
     )
-    for column in ("read", "by", "median ms", "/ bare SQL", "goal", "/ minimal app"):
+    columns = ("read", "by", "median ms", "/ bare SQL", "goal", "/ minimal app", "server CPU ms")
+    for column in columns:
         table.add_column(column, justify="left" if column in ("read", "by") else "right")
     names = (
         f"newest {args.tail}: ?order=desc&limit={args.tail}",
@@ -240,6 +267,7 @@ def report(console: Console, args: argparse.Namespace, reads: Reads) -> None:
     for index, (name, group) in enumerate(zip(names, groups, strict=True)):
         goal = 2.0 if index == 2 else 3.0
         bare, minimal = group[0], group[1]
+        on_server = {"tether": f"{cpu[index][0]:,.3f}", "minimal": f"{cpu[index][1]:,.3f}"}
         for op in group:
             to_bare = op.median_us / bare.median_us
             met = "" if op is bare else f"<= {goal:g}x {'met' if to_bare <= goal else 'MISSED'}"
@@ -250,10 +278,11 @@ def report(console: Console, args: argparse.Namespace, reads: Reads) -> None:
                 f"{to_bare:.2f}x",
                 met,
                 "" if op.name == "bare" else f"{op.median_us / minimal.median_us:.2f}x",
+                on_server.get(op.name, ""),
             )
     minimal, healthz = reads.empty
     table.add_row(
-        "empty request", "GET /static (minimal)", f"{minimal.median_us / 1000:,.3f}", "", "", ""
+        "empty request", "GET /static (minimal)", f"{minimal.median_us / 1000:,.3f}", "", "", "", ""
     )
     table.add_row(
         "empty request",
@@ -262,13 +291,15 @@ def report(console: Console, args: argparse.Namespace, reads: Reads) -> None:
         "",
         "",
         f"{healthz.median_us / minimal.median_us:.2f}x",
+        "",
     )
     console.print(table)
     console.print(
         "/ bare SQL: against the bare indexed read in this process (the issue's baseline; the"
         " whole read is one SELECT there). / minimal app: against the same read served as JSON"
-        " rows by a minimal FastAPI app under uvicorn (the HTTP stack's floor). Load: "
-        + Path("/proc/loadavg").read_text().strip()
+        " rows by a minimal FastAPI app under uvicorn (the HTTP stack's floor). server CPU ms:"
+        " the serving process's own CPU per read (tether's, the minimal app's; rounds of their"
+        " own). Load: " + Path("/proc/loadavg").read_text().strip()
     )
 
 
