@@ -66,7 +66,7 @@ def message_page(messages: Iterable[Message], next_cursor: str | None = None) ->
             f'{{"id":{string(m.id)},"session_id":{string(m.session_id)},"seq":{m.seq!r},'
             f'"role":{string(m.role._value_)},"content":{string(m.content)},'
             f'"created_at":{created},"run_id":{"null" if run_id is None else string(run_id)},'
-            f'"metadata":{encode(metadata) if metadata else "{}"},'
+            f'"metadata":{"{}" if metadata == {} else encode(metadata)},'
             f'"item":{"null" if item is None else encode(item)},'
             f'"removed_at":{gone}}}'
         )
