@@ -16,10 +16,15 @@ kept-alive ``httpx.Client``:
 * the whole conversation, paged as a client reads it (``limit=1000``, then each ``next_cursor``);
 * the same three through the Python client (``tether.connect(url)``: ``messages.tail(N)``,
   ``tail(N, before=SEQ)``, ``messages.list()``);
+* listing 1,000 sessions (``--sessions``, the owner's newest activity first):
+  ``GET /v1/sessions?limit=1000`` and ``sessions.list(limit=1000)``, the bare read
+  ``SELECT * FROM sessions WHERE owner = ? ORDER BY <tether's order> LIMIT 1001`` (as tether's
+  own query: its columns, its index);
 * ``GET /healthz`` beside the minimal app's ``GET /static`` (an empty request's floor);
 
 and, in this process, the bare ``sqlite3`` read each HTTP read is measured against (the issue's
-literal baseline: a tail read within 3x it, the whole conversation within 2x). Each figure is the
+literal baseline: a tail read within 3x it, the whole conversation within 2x, listing 1,000
+sessions within 10x). Each figure is the
 median of the rounds; every ratio is of two medians of the same run.
 """
 
@@ -56,6 +61,7 @@ _COLUMNS = os.environ["BENCH_COLUMNS"]
 _WHERE = "FROM messages WHERE session_id = ? AND seq"
 _TAIL = f"SELECT {_COLUMNS} {_WHERE} < ? ORDER BY seq DESC LIMIT ?"
 _FORWARD = f"SELECT {_COLUMNS} {_WHERE} > ? ORDER BY seq LIMIT ?"
+_SESSIONS = os.environ["BENCH_SESSIONS_SQL"]
 
 
 def _page(rows: list[dict[str, object]], limit: int) -> JSONResponse:
@@ -75,10 +81,22 @@ async def tail(session_id: str, limit: int, before: int = 2**62) -> JSONResponse
     return _page(_rows(_TAIL, session_id, before, limit + 1), limit)
 
 
+@app.get("/sessions")
+async def sessions(owner: str, limit: int) -> JSONResponse:
+    return _page(_rows(_SESSIONS, owner, limit + 1), limit)
+
+
 @app.get("/forward")
 async def forward(session_id: str, limit: int, after: int = 0) -> JSONResponse:
     return _page(_rows(_FORWARD, session_id, after, limit + 1), limit)
 """
+
+
+#: The bare read of an owner's sessions: tether's own columns and order (list_sessions_first).
+SESSIONS = (
+    "SELECT * FROM sessions WHERE owner = ?"
+    " ORDER BY activity_second DESC, last_activity_at DESC, id DESC LIMIT ?"
+)
 
 
 def main() -> int:
@@ -87,13 +105,16 @@ def main() -> int:
     parser.add_argument("--tail", type=int, default=50, help="messages a tail read takes")
     parser.add_argument("--rounds", type=int, default=200, help="timed rounds")
     parser.add_argument("--whole-rounds", type=int, default=20, help="rounds reading it whole")
+    parser.add_argument("--sessions", type=int, default=1000, help="sessions listed")
+    parser.add_argument("--list-rounds", type=int, default=50, help="rounds listing them")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--dir", help="where the database file goes (default: a temp dir)")
     args = parser.parse_args()
-    if min(args.history, args.tail, args.rounds, args.whole_rounds, args.warmup) < 1:
+    sizes = (args.history, args.tail, args.rounds, args.whole_rounds, args.warmup)
+    if min(*sizes, args.sessions, args.list_rounds) < 1:
         parser.error("sizes and rounds must be >= 1")
-    if args.tail > 1000:
-        parser.error("--tail is at most 1000")
+    if args.tail > 1000 or args.sessions > 1000:
+        parser.error("--tail and --sessions are at most 1000")
     console = Console(width=160 if not sys.stdout.isatty() else None)
     folder = Path(tempfile.mkdtemp(prefix="tether-http-reads-", dir=args.dir))
     path = folder / "bench.db"
@@ -107,10 +128,12 @@ def main() -> int:
                 tt.sessions.get(session_id).messages.add_many(
                     [_message(Random(start + n)) for n in range(size)]
                 )
+            for n in range(args.sessions - 1):
+                tt.sessions.create(title=f"listed {n}", metadata={"n": n})
         server, url = start_server(folder, workers=0)
         servers.append(server)
         columns = read_columns()
-        env = {"BENCH_DB": str(path), "BENCH_COLUMNS": columns}
+        env = {"BENCH_DB": str(path), "BENCH_COLUMNS": columns, "BENCH_SESSIONS_SQL": SESSIONS}
         minimal, minimal_url = start_minimal(folder, extra=MINIMAL_READS, env=env)
         servers.append(minimal)
         console.print(f"timing {args.rounds} rounds ({args.whole_rounds} for whole reads) …")
@@ -122,6 +145,7 @@ def main() -> int:
             reads = Reads(args, sqlite3.connect(path), session_id, http, plain, client)
             measure(reads.tails, args.rounds, args.warmup)
             measure([reads.whole], args.whole_rounds, 1)
+            measure([reads.listed], args.list_rounds, 1)
             cpu = server_cpu(reads, server.pid, minimal.pid, args)
         report(console, args, reads, cpu)
     finally:
@@ -217,6 +241,16 @@ class Reads:
             Timed("tether", lambda: everything(paged(http, path, "cursor", limit=1000))),
             Timed("client", lambda: everything(session.messages.list())),
         ]
+        owner, listed = "local", _count(args.sessions)
+        self.listed = [
+            Timed("bare", lambda: listed(query(SESSIONS, (owner, args.sessions + 1)).fetchall())),
+            Timed(
+                "minimal",
+                lambda: listed(get(plain, "/sessions", owner=owner, limit=args.sessions)),
+            ),
+            Timed("tether", lambda: listed(get(http, "/v1/sessions", limit=args.sessions))),
+            Timed("client", lambda: listed(client.sessions.list(limit=args.sessions))),
+        ]
 
 
 def server_cpu(
@@ -226,9 +260,10 @@ def server_cpu(
     on both, call for call, in rounds of their own (a process's CPU time is counted in ticks of
     10 ms: many calls make it exact)."""
     spent = []
-    for index, group in enumerate((reads.tails[1], reads.tails[2], reads.whole)):
+    groups = (reads.tails[1], reads.tails[2], reads.whole, reads.listed)
+    for index, group in enumerate(groups):
         minimal, tether_op = group[1], group[2]
-        calls = args.whole_rounds if index == 2 else 2 * args.rounds
+        calls = (2 * args.rounds, 2 * args.rounds, args.whole_rounds, args.list_rounds)[index]
         cpu = {"tether": 0.0, "minimal": 0.0}
         for _ in range(calls):
             for name, op, pid in (
@@ -256,8 +291,9 @@ def report(
         f"newest {args.tail}: ?order=desc&limit={args.tail}",
         f"{args.tail} before #{middle}: &before={middle}",
         f"whole ({args.history:,}): pages of 1000",
+        f"{args.sessions:,} sessions: ?limit={args.sessions}",
     )
-    groups = (reads.tails[1], reads.tails[2], reads.whole)
+    groups = (reads.tails[1], reads.tails[2], reads.whole, reads.listed)
     labels = {
         "bare": "bare SQL, in process",
         "minimal": "minimal FastAPI app",
@@ -265,7 +301,7 @@ def report(
         "client": "tether.connect",
     }
     for index, (name, group) in enumerate(zip(names, groups, strict=True)):
-        goal = 2.0 if index == 2 else 3.0
+        goal = (3.0, 3.0, 2.0, 10.0)[index]
         bare, minimal = group[0], group[1]
         on_server = {"tether": f"{cpu[index][0]:,.3f}", "minimal": f"{cpu[index][1]:,.3f}"}
         for op in group:

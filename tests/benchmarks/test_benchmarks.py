@@ -45,8 +45,16 @@ SMALL = {
         ],
     ),
     "http_reads.py": (
-        "--history 120 --tail 20 --rounds 3 --whole-rounds 1 --warmup 1",
-        ["?order=desc&limit=20", "&before=61", "pages of 1000", "tether.connect", "GET /healthz"],
+        "--history 120 --tail 20 --rounds 3 --whole-rounds 1 --warmup 1"
+        " --sessions 30 --list-rounds 1",
+        [
+            "?order=desc&limit=20",
+            "&before=61",
+            "pages of 1000",
+            "30 sessions",
+            "tether.connect",
+            "GET /healthz",
+        ],
     ),
     "peers.py": (
         "--quick",
