@@ -84,15 +84,19 @@ def static() -> dict[str, bool]:
 """
 
 
-def start_minimal(folder: Path) -> tuple[subprocess.Popen[str], str]:
-    """A minimal FastAPI app under plain uvicorn, in its own process."""
-    (folder / "minimal_app.py").write_text(MINIMAL_APP)
+def start_minimal(
+    folder: Path, extra: str = "", env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """A minimal FastAPI app under plain uvicorn, in its own process (extra: more routes on
+    its ``app``; env: more environment variables for it)."""
+    (folder / "minimal_app.py").write_text(MINIMAL_APP + extra)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [sys.executable, "-m", "uvicorn", "minimal_app:app", "--app-dir", str(folder)]
     command += ["--port", str(port), "--log-level", "info", "--no-access-log"]
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    environment = {**os.environ, **(env or {})}
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=environment)
     assert server.stderr is not None
     for line in server.stderr:
         if "Uvicorn running on" in line:

@@ -44,6 +44,18 @@ SMALL = {
             "server RSS",
         ],
     ),
+    "http_reads.py": (
+        "--history 120 --tail 20 --rounds 3 --whole-rounds 1 --warmup 1"
+        " --sessions 30 --list-rounds 1",
+        [
+            "?order=desc&limit=20",
+            "&before=61",
+            "pages of 1000",
+            "30 sessions",
+            "tether.connect",
+            "GET /healthz",
+        ],
+    ),
     "peers.py": (
         "--quick",
         ["append one message", "the newest 50", "whole conversation", "tether library"],

@@ -241,7 +241,7 @@ async def list_messages(
         before_seq=before,
         include_removed=include_removed,
     )
-    return render.page(found.data, found.next_cursor)
+    return render.message_page(found.data, found.next_cursor)
 
 
 @router.post(
