@@ -39,11 +39,24 @@ def page(items: Iterable[Any], next_cursor: str | None = None) -> JSONResponse:
     return JSONResponse({"data": data_of(list(items)), "next_cursor": next_cursor})
 
 
-#: JSONResponse's own encoding (starlette's JSONResponse.render), made once; and the string
-#: encoding it uses for every str (ensure_ascii=False: only quotes, backslashes and control
-#: characters are escaped).
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+#: The string encoding JSONResponse uses for every str (ensure_ascii=False: only quotes,
+#: backslashes and control characters are escaped).
 _string = encode_basestring
+_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+#: The C encoder json.dumps makes on each call with JSONResponse's arguments (starlette's
+#: JSONResponse.render), made once: the same text, without a JSONEncoder built per value. It
+#: skips the check for circular references: the values it writes are what json.loads read.
+_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # (typeshed omits it)
+_c_encoder = _make_encoder and _make_encoder(
+    None, _encoder.default, _string, None, ":", ",", False, False, False
+)
+
+
+def _encode(value: Any) -> str:
+    """value as JSONResponse writes it."""
+    if _c_encoder is None:  # (a Python without the json accelerator)
+        return _encoder.encode(value)
+    return "".join(_c_encoder(value, 0))
 
 
 def message_page(messages: Iterable[Message], next_cursor: str | None = None) -> Response:
