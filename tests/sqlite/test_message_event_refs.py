@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.sqlite.test_migrations import _at_version_before
 from tests.support import OWNER, Factory
 from tether.core.clock import ManualClock
 from tether.core.event import EventType
@@ -294,3 +295,42 @@ async def test_no_deletion_leaves_an_event_naming_a_message_that_is_gone(
     assert [m["content"] for m in messages] == (
         [] if path == "owner" else ["a", "b", "for the run"]
     )
+
+
+#: A message and its event as schema 14 wrote them: the event with a full copy.
+_OLD_COPY = (
+    '{"message":{"id":"m1","session_id":"s1","seq":1,"role":"user","content":"old ü\\n",'
+    '"created_at":"1970-01-01T00:00:01Z","run_id":null,"metadata":{"k":[1,2.5]},'
+    '"item":null,"removed_at":null}}'
+)
+ROWS_AT_14 = (
+    "INSERT INTO sessions (id, owner, status, ttl_seconds, created_at, updated_at,"
+    " last_activity_at, message_count) VALUES ('s1', 'alice', 'active', NULL, 0, 0, 0, 1)",
+    "INSERT INTO messages (id, session_id, seq, role, content, metadata, created_at)"
+    " VALUES ('m1', 's1', 1, 'user', 'old ü\n', '{\"k\":[1,2.5]}', 1000000)",
+    "INSERT INTO events (id, type, owner, session_id, run_id, data, created_at)"
+    f" VALUES (1, 'message.added', 'alice', 's1', NULL, '{_OLD_COPY}', 1000000)",
+)
+
+
+async def test_a_file_from_schema_14_reads_its_full_copies_beside_new_references(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    path = tmp_path / "v14.db"
+    _at_version_before(path, "message_events_by_reference", ROWS_AT_14)
+    store = open_store(str(path))
+    assert isinstance(store, SqlStore)
+    try:
+        [new] = await store.add_messages(
+            session_id="s1", owner="alice", messages=[NewMessage(Role.TOOL, "new")], now=clock.now()
+        )
+        events = await store.list_events(session_id="s1")
+        dump = store.database.dump_json
+        assert [dump(e.data) for e in events] == [_OLD_COPY, dump({"message": to_data(new)})]
+        archive = await store.export_session("s1", owner=None)
+        assert [dump(e["data"]) for e in archive["events"]] == [dump(e.data) for e in events]
+    finally:
+        await store.close()
+    with sqlite3.connect(path) as conn:
+        stored = [d for (d,) in conn.execute("SELECT data FROM events ORDER BY id")]
+    assert stored == [_OLD_COPY, '{"message_seq":2}']
