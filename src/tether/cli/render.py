@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from rich.console import Console, Group
+from rich.box import HEAVY_HEAD, Box
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -313,16 +316,105 @@ def all_runs_table(runs: Sequence[Run], *, live_agents: set[str] | None = None) 
     return table
 
 
-def messages_table(messages: list[Message]) -> Table:
+#: A conversation's columns; a row is their cells' text and whether the message was removed.
+_MESSAGE_COLUMNS = ("seq", "role", "content", "item", "at")
+_MessageRow = tuple[str, str, str, str, str, bool]
+
+
+def messages_table(messages: list[Message]) -> MessagesTable:
     """Messages of a conversation: seq, role, text (a structured item's type), when."""
-    table = Table(title="Messages", title_justify="left")
-    add_columns(table, "seq", "role", "content", "item", "at")
-    for m in messages:
-        kind = plain("" if m.item is None else m.item.get("type", "object"))
-        text = Text(short(m.content, 100))
-        if m.removed_at is not None:
-            text.stylize("strike dim")
-        table.add_row(str(m.seq), m.role.value, text, kind, when(m.created_at))
-    if not messages:
-        table.add_row("—", "", "(no messages)", "", "")
-    return table
+    rows: list[_MessageRow] = [
+        (
+            str(m.seq),
+            m.role.value,
+            short(m.content, 100),
+            clean("" if m.item is None else m.item.get("type", "object")),
+            when(m.created_at),
+            m.removed_at is not None,
+        )
+        for m in messages
+    ]
+    return MessagesTable(rows or [("—", "", "(no messages)", "", "", False)])
+
+
+class MessagesTable:
+    """The messages table, drawn a line at a time when every cell is one line and the table
+    fits the width: what rich's Table prints for it (a test compares them in every kind of
+    terminal), without its general layout (measuring, wrapping and padding each cell: seconds
+    for 10,000 messages). Any other table is rich's."""
+
+    def __init__(self, rows: list[_MessageRow]) -> None:
+        self.rows = rows
+
+    def table(self) -> Table:
+        table = Table(title="Messages", title_justify="left")
+        add_columns(table, *_MESSAGE_COLUMNS)
+        for seq, role, content, item, at, removed in self.rows:
+            text = Text(content)
+            if removed:
+                text.stylize("strike dim")
+            table.add_row(seq, role, text, Text(item), at)
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cells = [row[:5] for row in self.rows]
+        lengths = [[_cell_len(text) for text in row] for row in cells]
+        names = [len(name) for name in _MESSAGE_COLUMNS]
+        widths = [max(column) + 2 for column in zip(*lengths, names, strict=True)]
+        table_width = sum(widths) + len(widths) + 1
+        one_line = all(len(text.splitlines()) <= 1 for row in cells for text in row)
+        if not one_line or table_width > options.max_width:
+            yield self.table()
+            return
+        box = HEAVY_HEAD.substitute(options, safe=console.safe_box)
+        yield from console.render(
+            console.render_str("Messages", style="table.title", highlight=False),
+            options.update(width=table_width, highlight=False, height=None, justify="left"),
+        )
+        yield Segment(box.get_top(widths) + "\n")
+        yield from self._header(console, box, widths)
+        yield Segment(box.get_row(widths, "head", edge=True) + "\n")
+        struck = console.get_style("strike dim")
+        for index, (row, length) in enumerate(zip(self.rows, lengths, strict=True)):
+            last = index == len(self.rows) - 1
+            left, bar, right = (
+                (box.foot_left, box.foot_vertical, box.foot_right)
+                if last
+                else (box.mid_left, box.mid_vertical, box.mid_right)
+            )
+            padded = [
+                text + " " * (w - 2 - n)
+                for text, w, n in zip(row[:5], widths, length, strict=False)
+            ]
+            # Unstyled pieces print the same in one segment as in rich's several.
+            if row[5] and row[2]:  # a removed message's text is struck through
+                yield Segment(f"{left} {padded[0]} {bar} {padded[1]} {bar} ")
+                yield Segment(row[2], struck)
+                rest = " " * (widths[2] - 2 - length[2])
+                yield Segment(f"{rest} {bar} {padded[3]} {bar} {padded[4]} {right}\n")
+            else:
+                yield Segment(f"{left} {f' {bar} '.join(padded)} {right}\n")
+        yield Segment(box.get_bottom(widths) + "\n")
+
+    @staticmethod
+    def _header(console: Console, box: Box, widths: list[int]) -> Iterator[Segment]:
+        bold = console.get_style("table.header")
+        yield Segment(box.head_left)
+        for index, (name, width) in enumerate(zip(_MESSAGE_COLUMNS, widths, strict=True)):
+            if index:
+                yield Segment(box.head_vertical)
+            yield from (
+                Segment(" ", bold),
+                Segment(name.ljust(width - 2), bold),
+                Segment(" ", bold),
+            )
+        yield Segment(box.head_right + "\n")
+
+
+def _cell_len(text: str) -> int:
+    """rich's cell_len, quicker for text cut with an ellipsis: without a zero-width joiner or
+    variation selector, rich adds up each character's width, and "…" is one cell wide like
+    "." (which it counts at once, with the rest of ASCII)."""
+    if "\u200d" in text or "\ufe0f" in text:
+        return cell_len(text)
+    return cell_len(text.replace("…", "."))
