@@ -382,18 +382,19 @@ class MessagesTable:
                 if last
                 else (box.mid_left, box.mid_vertical, box.mid_right)
             )
-            padded = [
-                text + " " * (w - 2 - n)
-                for text, w, n in zip(row[:5], widths, length, strict=False)
-            ]
+            seq, role, text, item, at = (
+                cell + " " * (w - 2 - n)
+                for cell, w, n in zip(row[:5], widths, length, strict=False)
+            )
+            head = f"{left} {seq} {bar} {role} {bar} "
+            tail = f"{text[len(row[2]) :]} {bar} {item} {bar} {at} {right}\n"
             # Unstyled pieces print the same in one segment as in rich's several.
             if row[5] and row[2]:  # a removed message's text is struck through
-                yield Segment(f"{left} {padded[0]} {bar} {padded[1]} {bar} ")
-                yield Segment(row[2], struck)
-                rest = " " * (widths[2] - 2 - length[2])
-                yield Segment(f"{rest} {bar} {padded[3]} {bar} {padded[4]} {right}\n")
+                yield from (Segment(head), Segment(row[2], struck), Segment(tail))
+            elif row[2].endswith("…"):  # apart, the rest is measured as ASCII, at once
+                yield from (Segment(head + row[2][:-1]), Segment("…"), Segment(tail))
             else:
-                yield Segment(f"{left} {f' {bar} '.join(padded)} {right}\n")
+                yield Segment(head + row[2] + tail)
         yield Segment(box.get_bottom(widths) + "\n")
 
     @staticmethod
