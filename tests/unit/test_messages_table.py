@@ -1,7 +1,7 @@
 """`tether sessions messages` draws its table a line at a time: what it prints is exactly what
 rich's Table printed before (the reference below is the code it replaced), byte for byte, in
-every kind of terminal (colours, ASCII boxes, a pipe), at every width (a table too wide for the
-terminal, or a cell of two lines, is rich's own)."""
+every kind of terminal (colours, ASCII boxes, a pipe), at every width (in a table too wide for
+the terminal, cells wrap as rich wraps them; a cell of two lines makes it rich's own)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def printed(console: Console, renderable: object) -> str:
     return capture.get()
 
 
-@pytest.mark.parametrize("width", [20, 60, 100, 160, 240])
+@pytest.mark.parametrize("width", [20, 60, 80, 120, 160, 240])
 @pytest.mark.parametrize("seed", range(6))
 def test_the_table_is_what_rich_drew(seed: int, width: int) -> None:
     messages = conversation(seed, size=seed * 5)
@@ -106,12 +106,13 @@ def test_the_table_is_what_rich_drew(seed: int, width: int) -> None:
         )
 
 
-def test_a_conversation_that_fits_is_drawn_without_rich_tables_layout() -> None:
-    # one line per message, at the width of a pipe: the line-by-line drawing, not rich's
-    # fallback (whose cells are Padding renderables)
+@pytest.mark.parametrize("width", [400, 80])
+def test_a_conversation_is_drawn_without_rich_tables_layout(width: int) -> None:
+    # one line per message: drawn a line at a time, whether it fits (400) or its cells wrap
+    # (80), never rich's table (whose cells are Padding renderables)
     messages = [m for m in conversation(1, 40) if "\n" not in m.content]
     table = render.messages_table(messages)
-    console = Console(file=io.StringIO(), width=400)
+    console = Console(file=io.StringIO(), width=width, force_terminal=True)
     rendered = list(table.__rich_console__(console, console.options))
     assert not any(isinstance(piece, Table) for piece in rendered)
     assert printed(console, table) == printed(console, reference_table(messages))

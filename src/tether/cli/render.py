@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,7 @@ from rich.box import HEAVY_HEAD, Box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -338,18 +339,19 @@ def messages_table(messages: list[Message]) -> MessagesTable:
 
 
 class MessagesTable:
-    """The messages table, drawn a line at a time when every cell is one line and the table
-    fits the width: what rich's Table prints for it (a test compares them in every kind of
-    terminal), without its general layout (measuring, wrapping and padding each cell: seconds
-    for 10,000 messages). Any other table is rich's."""
+    """The messages table, drawn a line at a time: what rich's Table prints for it (a test
+    compares them in every kind of terminal, at every width), without its general layout
+    (measuring, wrapping and padding each of five cells a row: seconds for 10,000 messages).
+    Only a cell too wide for its column goes through rich's wrapping; a cell of two lines makes
+    it rich's table."""
 
     def __init__(self, rows: list[_MessageRow]) -> None:
         self.rows = rows
 
-    def table(self) -> Table:
+    def table(self, rows: list[_MessageRow] | None = None) -> Table:
         table = Table(title="Messages", title_justify="left")
         add_columns(table, *_MESSAGE_COLUMNS)
-        for seq, role, content, item, at, removed in self.rows:
+        for seq, role, content, item, at, removed in self.rows if rows is None else rows:
             text = Text(content)
             if removed:
                 text.stylize("strike dim")
@@ -358,18 +360,20 @@ class MessagesTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         cells = [row[:5] for row in self.rows]
+        if not all(len(text.splitlines()) <= 1 for row in cells for text in row):
+            yield self.table()
+            return
         lengths = [[_cell_len(text) for text in row] for row in cells]
         names = [len(name) for name in _MESSAGE_COLUMNS]
         widths = [max(column) + 2 for column in zip(*lengths, names, strict=True)]
-        table_width = sum(widths) + len(widths) + 1
-        one_line = all(len(text.splitlines()) <= 1 for row in cells for text in row)
-        if not one_line or table_width > options.max_width:
-            yield self.table()
-            return
+        if sum(widths) + len(widths) + 1 > options.max_width:
+            widths = self._narrowed(console, options, lengths)
         box = HEAVY_HEAD.substitute(options, safe=console.safe_box)
         yield from console.render(
             console.render_str("Messages", style="table.title", highlight=False),
-            options.update(width=table_width, highlight=False, height=None, justify="left"),
+            options.update(
+                width=sum(widths) + len(widths) + 1, highlight=False, height=None, justify="left"
+            ),
         )
         yield Segment(box.get_top(widths) + "\n")
         yield from self._header(console, box, widths)
@@ -382,6 +386,9 @@ class MessagesTable:
                 if last
                 else (box.mid_left, box.mid_vertical, box.mid_right)
             )
+            if any(n > w - 2 for n, w in zip(length, widths, strict=False)):
+                yield from self._wrapped(console, (left, bar, right), row, widths, length)
+                continue
             seq, role, text, item, at = (
                 cell + " " * (w - 2 - n)
                 for cell, w, n in zip(row[:5], widths, length, strict=False)
@@ -397,9 +404,51 @@ class MessagesTable:
                 yield Segment(head + row[2] + tail)
         yield Segment(box.get_bottom(widths) + "\n")
 
+    def _narrowed(
+        self, console: Console, options: ConsoleOptions, lengths: list[list[int]]
+    ) -> list[int]:
+        """The widths rich gives the columns of a table wider than the console. They depend on
+        each column's widest cell and longest word only: rich lays out a table of the rows
+        holding those."""
+        words = [
+            [max(map(_cell_len, text.split()), default=0) for text in r[:5]] for r in self.rows
+        ]
+        picked = {
+            max(range(len(self.rows)), key=[sizes[j] for sizes in table].__getitem__)
+            for table in (lengths, words)
+            for j in range(len(_MESSAGE_COLUMNS))
+        }
+        probe = self.table([self.rows[i] for i in sorted(picked)])
+        room = options.max_width - len(_MESSAGE_COLUMNS) - 1
+        return probe._calculate_column_widths(console, options.update_width(room))
+
+    @staticmethod
+    def _wrapped(
+        console: Console,
+        edges: tuple[str, str, str],
+        row: _MessageRow,
+        widths: list[int],
+        length: list[int],
+    ) -> Iterator[Segment]:
+        """A row of which some cell is wrapped over several lines, as rich wraps it (a cell
+        that fits is its one line, padded)."""
+        texts: list[Text | str] = []
+        for column, (cell, width, n) in enumerate(zip(row[:5], widths, length, strict=False)):
+            if n <= width - 2 and not (column == 2 and row[5]):
+                texts.append(f" {cell}{' ' * (width - 2 - n)} ")
+            else:
+                texts.append(Text(cell))
+                if column == 2 and row[5]:
+                    texts[-1].stylize("strike dim")  # type: ignore[union-attr]
+        yield from _merged(_lines(console, edges, texts, widths, None))
+
     @staticmethod
     def _header(console: Console, box: Box, widths: list[int]) -> Iterator[Segment]:
         bold = console.get_style("table.header")
+        edges = (box.head_left, box.head_vertical, box.head_right)
+        if any(len(name) > w - 2 for name, w in zip(_MESSAGE_COLUMNS, widths, strict=True)):
+            yield from _lines(console, edges, list(map(Text, _MESSAGE_COLUMNS)), widths, bold)
+            return
         yield Segment(box.head_left)
         for index, (name, width) in enumerate(zip(_MESSAGE_COLUMNS, widths, strict=True)):
             if index:
@@ -410,6 +459,63 @@ class MessagesTable:
                 Segment(" ", bold),
             )
         yield Segment(box.head_right + "\n")
+
+
+def _lines(
+    console: Console,
+    edges: tuple[str, str, str],
+    texts: Sequence[Text | str],
+    widths: list[int],
+    header: Style | None,
+) -> Iterator[Segment]:
+    """A row's cells wrapped to their columns, as rich's Table draws them: each line cut or
+    padded to its column, the shorter cells filled with blank lines below (a header's above,
+    all in its style)."""
+    drawn: list[list[list[Segment]]] = []
+    for text, width in zip(texts, widths, strict=True):
+        if isinstance(text, str):  # one line, drawn
+            drawn.append([[Segment(text)]])
+            continue
+        # (rich renders nothing in no room: the cell is all blank lines)
+        wrapped: Iterable[Text] = (
+            text.wrap(console, width - 2, justify="left", overflow="ellipsis") if width > 2 else ()
+        )
+        cell = [
+            [
+                Segment(" "),
+                *Segment.adjust_line_length(list(line.render(console)), width - 2),
+                Segment(" "),
+            ]
+            for line in wrapped
+        ]
+        drawn.append([list(Segment.apply_style(line, header)) for line in cell] if header else cell)
+    height = max(len(lines) for lines in drawn)
+    for lines, width in zip(drawn, widths, strict=True):
+        blank: list[list[Segment]] = [[Segment(" " * width, header)]] * (height - len(lines))
+        lines[:] = blank + lines if header else lines + blank
+    left, bar, right = edges
+    for number in range(height):
+        yield Segment(left)
+        for column, lines in enumerate(drawn):
+            if column:
+                yield Segment(bar)
+            yield from lines[number]
+        yield Segment(right + "\n")
+
+
+def _merged(segments: Iterable[Segment]) -> Iterator[Segment]:
+    """segments with each run of unstyled ones as one (printed the same, measured once)."""
+    run: list[str] = []
+    for segment in segments:
+        if segment.style:
+            if run:
+                yield Segment("".join(run))
+                run = []
+            yield segment
+        else:
+            run.append(segment.text)
+    if run:
+        yield Segment("".join(run))
 
 
 def _cell_len(text: str) -> int:
