@@ -1,8 +1,9 @@
 """The ``tether`` command reading a conversation, as a whole process, beside a bare one.
 
 In one SQLite file (durability ``normal``), a session holds H messages (default 10,000) of about
-200 characters. Each command below is a new process (output to a pipe, read to its end), timed
-from its start to its exit, N times (default 15; ``--all`` 5), its median kept:
+200 characters. Each command below is a new process (output to a pipe, read to its end: the
+table 160 columns wide, COLUMNS unset), timed from its start to its exit, N times (default 15;
+``--all`` 5), its median kept:
 
 * ``tether sessions messages SID --tail N`` (default 50), ``--tail N --before SEQ`` (a message in
   the middle) and ``--all``, each with ``--db FILE`` and with ``--url`` against ``tether serve
@@ -11,6 +12,11 @@ from its start to its exit, N times (default 15; ``--all`` 5), its median kept:
   the same indexed read (the columns tether's own query selects, rows as tuples) and prints
   the rows, one per line;
 * the interpreter's floor, ``python -c pass``, and ``python -c "import tether"``.
+
+Then, in this process, the Python client against the same server (``tether.connect(url)``):
+``messages.tail(N)``, ``tail(N, before=SEQ)`` and ``list()``, each beside the same pages read
+with bare ``httpx`` (one kept-alive connection, the JSON decoded), call by call, median of the
+rounds (``--client-rounds``, default 30; a whole read a fifth of them).
 
 Every command runs once per round, the rounds in turn, so that a busy machine slows each alike.
 Ratios are medians of the same run divided: each read against its bare read, and the floor's
@@ -32,10 +38,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
+from typing import Any
 
+import httpx
 from rich.console import Console
 from rich.table import Table
 
@@ -83,6 +92,7 @@ def main() -> int:
     parser.add_argument("--tail", type=int, default=50, help="messages a tail read reads")
     parser.add_argument("--rounds", type=int, default=15, help="runs of each short command")
     parser.add_argument("--whole-rounds", type=int, default=5, help="runs of each --all")
+    parser.add_argument("--client-rounds", type=int, default=30, help="client reads of each")
     args = parser.parse_args()
     console = Console()
     folder = Path(tempfile.mkdtemp(prefix="tether-bench-cli-"))
@@ -96,7 +106,8 @@ def main() -> int:
                 session.messages.add_many([_message(Random(start + n)) for n in range(size)])
         server, url = start_server(folder, workers=0)  # it only answers the reads
         commands = commands_for(args, str(db), session.id, url)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        unset = ("PYTHONDONTWRITEBYTECODE", "COLUMNS")  # bytecode cached; a pipe's width
+        env = {k: v for k, v in os.environ.items() if k not in unset}
         load_before = Path("/proc/loadavg").read_text().strip()
         console.print(f"{args.history} messages; load {load_before}; warming up …")
         for command in commands:
@@ -108,6 +119,7 @@ def main() -> int:
                     command.run(env)
         load_after = Path("/proc/loadavg").read_text().strip()
         report(console, args, {c.name: c for c in commands}, load_before, load_after)
+        client_reads(console, args, url, session.id)
     finally:
         if server is not None:
             server.terminate()
@@ -130,7 +142,11 @@ def commands_for(args: argparse.Namespace, db: str, sid: str, url: str) -> list[
     )
     middle = args.history // 2
     reads = {
-        "tail": (["--tail", str(args.tail)], [str(2**62), str(args.tail), "0"], args.rounds),
+        "tail": (
+            ["--tail", str(args.tail)],
+            [str(2**62), str(args.tail), "0"],
+            args.rounds,
+        ),
         "before": (
             ["--tail", str(args.tail), "--before", str(middle)],
             [str(middle), str(args.tail), "0"],
@@ -163,7 +179,13 @@ def report(
         f"tail {args.tail}; median of {args.rounds} runs, --all {args.whole_rounds})",
         title_justify="left",
     )
-    for column in ("process", "wall ms", "vs its bare read", "above the floor, ms", "goal"):
+    for column in (
+        "process",
+        "wall ms",
+        "vs its bare read",
+        "above the floor, ms",
+        "goal",
+    ):
         table.add_column(column, justify="left" if column == "process" else "right")
     for name, command in timed.items():
         read = name.split()[1] if name.startswith("tether ") else None
@@ -174,6 +196,65 @@ def report(
         table.add_row(name, f"{command.median * 1000:.0f}", ratio, above, goal)
     console.print(table)
     console.print(f"load before {load_before}; after {load_after}")
+
+
+def client_reads(console: Console, args: argparse.Namespace, url: str, sid: str) -> None:
+    """The client's reads beside bare httpx GETs of the same pages, alternating."""
+    middle = args.history // 2
+    path = f"/v1/sessions/{sid}/messages"
+    with tether.connect(url) as tt, httpx.Client(base_url=url) as http:
+        messages = tt.sessions.get(sid).messages
+
+        def get(**params: Any) -> list[Any]:
+            return list(http.get(path, params=params).json()["data"])
+
+        def pages() -> list[Any]:
+            got: list[Any] = []
+            cursor = None
+            while True:
+                body = http.get(
+                    path,
+                    params={"limit": 1000, **({"cursor": cursor} if cursor else {})},
+                )
+                page = body.json()
+                got += page["data"]
+                if (cursor := page["next_cursor"]) is None:
+                    return got
+
+        pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any], int]] = {
+            f"tail({args.tail})": (
+                lambda: messages.tail(args.tail),
+                lambda: get(limit=args.tail, order="desc"),
+                args.client_rounds,
+            ),
+            f"tail({args.tail}, before={middle})": (
+                lambda: messages.tail(args.tail, before=middle),
+                lambda: get(limit=args.tail, order="desc", before=middle),
+                args.client_rounds,
+            ),
+            "list()": (messages.list, pages, max(3, args.client_rounds // 5)),
+        }
+        table = Table(
+            title=f"the client beside bare httpx, the same pages ({args.history} messages)",
+            title_justify="left",
+        )
+        for column in ("read", "client ms", "httpx ms", "client / httpx"):
+            table.add_column(column, justify="left" if column == "read" else "right")
+        for name, (client, bare, rounds) in pairs.items():
+            timed: tuple[list[float], list[float]] = ([], [])
+            for _ in range(rounds + 1):  # the first of each is a warm-up
+                for call, samples in ((client, timed[0]), (bare, timed[1])):
+                    start = time.perf_counter()
+                    call()
+                    samples.append(time.perf_counter() - start)
+            ours, theirs = (statistics.median(samples[1:]) for samples in timed)
+            table.add_row(
+                name,
+                f"{ours * 1000:.2f}",
+                f"{theirs * 1000:.2f}",
+                f"{ours / theirs:.2f}x",
+            )
+    console.print(table)
 
 
 if __name__ == "__main__":
