@@ -10,7 +10,7 @@ JOBS ?= auto
 #: make test fails below this share of lines and branches run (measured, then set a little below).
 COVERAGE_FLOOR := 90
 
-.PHONY: help install demo test test-fast screenshots lint docs format bench bench-store bench-floor bench-conversation bench-engine bench-http bench-http-reads bench-postgres bench-peers bench-storage bench-telemetry bench-lock clean
+.PHONY: help install demo test test-fast screenshots lint docs format bench bench-store bench-floor bench-conversation bench-message-events bench-engine bench-http bench-http-reads bench-postgres bench-peers bench-storage bench-telemetry bench-lock bench-cli clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -59,7 +59,7 @@ format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: bench-store bench-floor bench-conversation bench-engine bench-http bench-http-reads bench-postgres bench-peers bench-storage bench-telemetry bench-lock ## all benchmarks (bench/), printed as tables
+bench: bench-store bench-floor bench-conversation bench-message-events bench-engine bench-http bench-http-reads bench-postgres bench-peers bench-storage bench-telemetry bench-lock bench-cli ## all benchmarks (bench/), printed as tables
 
 bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
@@ -69,6 +69,11 @@ bench-floor: $(STAMP) ## the SQL floor under one append: tether's statements and
 
 bench-conversation: $(STAMP) ## tail reads, whole reads and batch appends through the library vs bare SQL
 	$(PY) bench/conversation.py
+
+bench-message-events: $(STAMP) ## message events by reference against full copies: appends, WAL pages, event reads
+	$(PY) bench/message_events.py
+bench-cli: $(STAMP) ## the tether command reading a conversation, as processes, vs a bare python -c read
+	$(PY) bench/cli.py
 
 bench-engine: $(STAMP) ## engine runs/s and per-run overhead, with where the time goes
 	$(PY) bench/engine.py

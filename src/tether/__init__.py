@@ -8,6 +8,7 @@ run = s.runs.create(goal="Analyse the failing tests", agent="echo").wait()
 print(run.status, run.started_at, run.ended_at, run.error)
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from tether.core.errors import (
@@ -37,31 +38,36 @@ from tether.core.errors import (
     UsageError,
     WorkspaceNotAllowed,
 )
-from tether.core.event import Event, EventType
-from tether.core.memory import MemoryItem, MemoryScope
-from tether.core.message import Message, Role
-from tether.core.run import ErrorInfo, HeldLease, IfBusy, Run, RunOptions, RunSummary
-from tether.core.schedule import Schedule
-from tether.core.session import Session
-from tether.core.status import RunStatus, SessionStatus, StepStatus
-from tether.core.step import Step, StepKind
-from tether.core.usage import Usage
-from tether.runtime.agent import AgentRegistry, agent
-from tether.runtime.async_facade import AsyncRunHandle, AsyncSessionHandle, AsyncTether, open_async
-from tether.runtime.facade import Tether, open
-from tether.runtime.handles import RunHandle, SessionHandle
-from tether.runtime.held_run import HeldRun
-from tether.runtime.model_agent import ModelAgent
-from tether.runtime.models import Model, ModelResponse, ScriptedModel, StreamingModel, ToolCall
-from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt, ToolOutcome
-from tether.runtime.service import Service
-from tether.runtime.settings import RuntimeSettings
-from tether.runtime.tools import Tool, ToolError, tool
-from tether.runtime.worker import Worker
 from tether.version import __version__
 
 if TYPE_CHECKING:
     from tether.client import AsyncClient, Client, connect, connect_async
+    from tether.core.event import Event, EventType
+    from tether.core.memory import MemoryItem, MemoryScope
+    from tether.core.message import Message, Role
+    from tether.core.run import ErrorInfo, HeldLease, IfBusy, Run, RunOptions, RunSummary
+    from tether.core.schedule import Schedule
+    from tether.core.session import Session
+    from tether.core.status import RunStatus, SessionStatus, StepStatus
+    from tether.core.step import Step, StepKind
+    from tether.core.usage import Usage
+    from tether.runtime.agent import AgentRegistry, agent
+    from tether.runtime.async_facade import (
+        AsyncRunHandle,
+        AsyncSessionHandle,
+        AsyncTether,
+        open_async,
+    )
+    from tether.runtime.facade import Tether, open
+    from tether.runtime.handles import RunHandle, SessionHandle
+    from tether.runtime.held_run import HeldRun
+    from tether.runtime.model_agent import ModelAgent
+    from tether.runtime.models import Model, ModelResponse, ScriptedModel, StreamingModel, ToolCall
+    from tether.runtime.run_context import RunContext, StepFailed, ToolInDoubt, ToolOutcome
+    from tether.runtime.service import Service
+    from tether.runtime.settings import RuntimeSettings
+    from tether.runtime.tools import Tool, ToolError, tool
+    from tether.runtime.worker import Worker
 
 __all__ = [
     "AgentNotFound",
@@ -144,14 +150,61 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # The HTTP client (and httpx, the [client] extra) load on first use: local programs never
-    # pay for them, nor need them installed.
-    if name in ("AsyncClient", "Client", "connect", "connect_async"):
-        try:
-            from tether import client
-        except ModuleNotFoundError as exc:
-            raise MissingExtra(f"tether.{name}", "client", exc.name) from exc
+#: Where each public name lives, loaded on first use: ``import tether`` costs its errors and
+#: version only, and a program (or the CLI) pays for the parts it touches. The HTTP client
+#: (httpx, the [client] extra) is among them: local programs never need it installed.
+_HOMES = {
+    "tether.core.event": ("Event", "EventType"),
+    "tether.core.memory": ("MemoryItem", "MemoryScope"),
+    "tether.core.message": ("Message", "Role"),
+    "tether.core.run": ("ErrorInfo", "HeldLease", "IfBusy", "Run", "RunOptions", "RunSummary"),
+    "tether.core.schedule": ("Schedule",),
+    "tether.core.session": ("Session",),
+    "tether.core.status": ("RunStatus", "SessionStatus", "StepStatus"),
+    "tether.core.step": ("Step", "StepKind"),
+    "tether.core.usage": ("Usage",),
+    "tether.runtime.agent": ("AgentRegistry", "agent"),
+    "tether.runtime.async_facade": (
+        "AsyncRunHandle",
+        "AsyncSessionHandle",
+        "AsyncTether",
+        "open_async",
+    ),
+    "tether.runtime.facade": ("Tether", "open"),
+    "tether.runtime.handles": ("RunHandle", "SessionHandle"),
+    "tether.runtime.held_run": ("HeldRun",),
+    "tether.runtime.model_agent": ("ModelAgent",),
+    "tether.runtime.models": (
+        "Model",
+        "ModelResponse",
+        "ScriptedModel",
+        "StreamingModel",
+        "ToolCall",
+    ),
+    "tether.runtime.run_context": ("RunContext", "StepFailed", "ToolInDoubt", "ToolOutcome"),
+    "tether.runtime.service": ("Service",),
+    "tether.runtime.settings": ("RuntimeSettings",),
+    "tether.runtime.tools": ("Tool", "ToolError", "tool"),
+    "tether.runtime.worker": ("Worker",),
+    "tether.client": ("AsyncClient", "Client", "connect", "connect_async"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
-        return getattr(client, name)
-    raise AttributeError(f"module 'tether' has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tether' has no attribute {name!r}")
+    try:
+        module = importlib.import_module(home)
+    except ModuleNotFoundError as exc:
+        if home != "tether.client" or not exc.name or exc.name.startswith("tether"):
+            raise
+        raise MissingExtra(f"tether.{name}", "client", exc.name) from exc
+    value = getattr(module, name)
+    globals()[name] = value  # the next lookup is an ordinary one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,6 +1,6 @@
 """A batch append on SQLite writes its rows in a few multi-row INSERTs per table: the messages
-and their events' data come out exactly as given (text for text, the events' JSON byte for
-byte), in order, whatever the size of the batch."""
+and their events come out exactly as given (text for text; each event naming its message, read
+back as its full JSON), in order, whatever the size of the batch."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from tests.support import OWNER, Factory
 from tether.core.clock import ManualClock
+from tether.core.event import EventType
 from tether.core.message import NewMessage, Role
 from tether.core.serde import to_data
 from tether.store.factory import open_store
@@ -88,7 +89,11 @@ def test_rows_and_event_texts_are_exactly_what_was_given(
         assert rows == [
             (m.id, m.seq, m.role.value, m.content, dump(m.metadata), dump(m.item)) for m in added
         ]
-        assert data == [dump({"message": to_data(m)}) for m in added]
+        assert data == [f'{{"message_seq":{m.seq}}}' for m in added]
+        events = await sqlite_store.list_events(session_id=session.id)
+        assert [dump(e.data) for e in events if e.type is EventType.MESSAGE_ADDED] == [
+            dump({"message": to_data(m)}) for m in added
+        ]
 
     loop.run_until_complete(append())
 
@@ -107,5 +112,7 @@ async def test_a_batch_goes_in_statements_of_a_few_sizes_in_order(
         (n, f"m{n - 1}", f'{{"n":{n - 1}}}') for n in range(1, size + 1)
     ]
     assert [m.seq for m in added] == list(range(1, size + 1))
-    loaded = [sqlite_store.database.load_json(d)["message"] for d in data]
+    assert data == [f'{{"message_seq":{n}}}' for n in range(1, size + 1)]
+    events = await sqlite_store.list_events(session_id=session.id, limit=size + 1)
+    loaded = [e.data["message"] for e in events if e.type is EventType.MESSAGE_ADDED]
     assert [(m["seq"], m["content"]) for m in loaded] == [(r[1], r[3]) for r in rows]

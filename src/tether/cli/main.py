@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json as json_module
 import math
 import os
@@ -14,6 +15,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from typer.main import get_command_name
+from typer.models import CommandInfo
 
 from tether.cli import drive, durations, render
 from tether.cli.app import (
@@ -565,7 +568,7 @@ def worker(
 def main() -> None:
     """Run the command; a usage mistake is one line on stderr (exit 2), like every error."""
     try:
-        code = app(standalone_mode=False)
+        code = _narrowed(app, sys.argv[1:2])(standalone_mode=False)
     except typer.Abort:
         err_console.print("[bold red]error:[/] interrupted", highlight=False)
         sys.exit(130)
@@ -581,3 +584,23 @@ def main() -> None:
         )
         sys.exit(getattr(exc, "exit_code", 2))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _narrowed(root: typer.Typer, first: list[str]) -> typer.Typer:
+    """root holding only the command or group the first argument names (the same command,
+    usage, help and errors: Typer builds every command it holds, reading each one's options,
+    at each start); root itself for anything else (no argument, an option, a mistake)."""
+    name = first[0] if first else None
+    groups = [g for g in root.registered_groups if g.name == name]
+    commands = [c for c in root.registered_commands if _command_name(c) == name]
+    if len(groups) + len(commands) != 1:
+        return root
+    narrow = copy.copy(root)
+    narrow.registered_groups, narrow.registered_commands = groups, commands
+    return narrow
+
+
+def _command_name(command: CommandInfo) -> str | None:
+    if command.name is not None:
+        return command.name
+    return None if command.callback is None else get_command_name(command.callback.__name__)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from rich.console import Console, Group
+from rich.box import HEAVY_HEAD, Box
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -313,16 +317,211 @@ def all_runs_table(runs: Sequence[Run], *, live_agents: set[str] | None = None) 
     return table
 
 
-def messages_table(messages: list[Message]) -> Table:
+#: A conversation's columns; a row is their cells' text and whether the message was removed.
+_MESSAGE_COLUMNS = ("seq", "role", "content", "item", "at")
+_MessageRow = tuple[str, str, str, str, str, bool]
+
+
+def messages_table(messages: list[Message]) -> MessagesTable:
     """Messages of a conversation: seq, role, text (a structured item's type), when."""
-    table = Table(title="Messages", title_justify="left")
-    add_columns(table, "seq", "role", "content", "item", "at")
-    for m in messages:
-        kind = plain("" if m.item is None else m.item.get("type", "object"))
-        text = Text(short(m.content, 100))
-        if m.removed_at is not None:
-            text.stylize("strike dim")
-        table.add_row(str(m.seq), m.role.value, text, kind, when(m.created_at))
-    if not messages:
-        table.add_row("—", "", "(no messages)", "", "")
-    return table
+    rows: list[_MessageRow] = [
+        (
+            str(m.seq),
+            m.role.value,
+            short(m.content, 100),
+            clean("" if m.item is None else m.item.get("type", "object")),
+            when(m.created_at),
+            m.removed_at is not None,
+        )
+        for m in messages
+    ]
+    return MessagesTable(rows or [("—", "", "(no messages)", "", "", False)])
+
+
+class MessagesTable:
+    """The messages table, drawn a line at a time: what rich's Table prints for it (a test
+    compares them in every kind of terminal, at every width), without its general layout
+    (measuring, wrapping and padding each of five cells a row: seconds for 10,000 messages).
+    Only a cell too wide for its column goes through rich's wrapping; a cell of two lines makes
+    it rich's table."""
+
+    def __init__(self, rows: list[_MessageRow]) -> None:
+        self.rows = rows
+
+    def table(self, rows: list[_MessageRow] | None = None) -> Table:
+        table = Table(title="Messages", title_justify="left")
+        add_columns(table, *_MESSAGE_COLUMNS)
+        for seq, role, content, item, at, removed in self.rows if rows is None else rows:
+            text = Text(content)
+            if removed:
+                text.stylize("strike dim")
+            table.add_row(seq, role, text, Text(item), at)
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cells = [row[:5] for row in self.rows]
+        if not all(len(text.splitlines()) <= 1 for row in cells for text in row):
+            yield self.table()
+            return
+        lengths = [[_cell_len(text) for text in row] for row in cells]
+        names = [len(name) for name in _MESSAGE_COLUMNS]
+        widths = [max(column) + 2 for column in zip(*lengths, names, strict=True)]
+        if sum(widths) + len(widths) + 1 > options.max_width:
+            widths = self._narrowed(console, options, lengths)
+        box = HEAVY_HEAD.substitute(options, safe=console.safe_box)
+        yield from console.render(
+            console.render_str("Messages", style="table.title", highlight=False),
+            options.update(
+                width=sum(widths) + len(widths) + 1, highlight=False, height=None, justify="left"
+            ),
+        )
+        yield Segment(box.get_top(widths) + "\n")
+        yield from self._header(console, box, widths)
+        yield Segment(box.get_row(widths, "head", edge=True) + "\n")
+        struck = console.get_style("strike dim")
+        for index, (row, length) in enumerate(zip(self.rows, lengths, strict=True)):
+            last = index == len(self.rows) - 1
+            left, bar, right = (
+                (box.foot_left, box.foot_vertical, box.foot_right)
+                if last
+                else (box.mid_left, box.mid_vertical, box.mid_right)
+            )
+            if any(n > w - 2 for n, w in zip(length, widths, strict=False)):
+                yield from self._wrapped(console, (left, bar, right), row, widths, length)
+                continue
+            seq, role, text, item, at = (
+                cell + " " * (w - 2 - n)
+                for cell, w, n in zip(row[:5], widths, length, strict=False)
+            )
+            head = f"{left} {seq} {bar} {role} {bar} "
+            tail = f"{text[len(row[2]) :]} {bar} {item} {bar} {at} {right}\n"
+            # Unstyled pieces print the same in one segment as in rich's several.
+            if row[5] and row[2]:  # a removed message's text is struck through
+                yield from (Segment(head), Segment(row[2], struck), Segment(tail))
+            elif row[2].endswith("…"):  # apart, the rest is measured as ASCII, at once
+                yield from (Segment(head + row[2][:-1]), Segment("…"), Segment(tail))
+            else:
+                yield Segment(head + row[2] + tail)
+        yield Segment(box.get_bottom(widths) + "\n")
+
+    def _narrowed(
+        self, console: Console, options: ConsoleOptions, lengths: list[list[int]]
+    ) -> list[int]:
+        """The widths rich gives the columns of a table wider than the console. They depend on
+        each column's widest cell and longest word only: rich lays out a table of the rows
+        holding those."""
+        words = [
+            [max(map(_cell_len, text.split()), default=0) for text in r[:5]] for r in self.rows
+        ]
+        picked = {
+            max(range(len(self.rows)), key=[sizes[j] for sizes in table].__getitem__)
+            for table in (lengths, words)
+            for j in range(len(_MESSAGE_COLUMNS))
+        }
+        probe = self.table([self.rows[i] for i in sorted(picked)])
+        room = options.max_width - len(_MESSAGE_COLUMNS) - 1
+        return probe._calculate_column_widths(console, options.update_width(room))
+
+    @staticmethod
+    def _wrapped(
+        console: Console,
+        edges: tuple[str, str, str],
+        row: _MessageRow,
+        widths: list[int],
+        length: list[int],
+    ) -> Iterator[Segment]:
+        """A row of which some cell is wrapped over several lines, as rich wraps it (a cell
+        that fits is its one line, padded)."""
+        texts: list[Text | str] = []
+        for column, (cell, width, n) in enumerate(zip(row[:5], widths, length, strict=False)):
+            if n <= width - 2 and not (column == 2 and row[5]):
+                texts.append(f" {cell}{' ' * (width - 2 - n)} ")
+            else:
+                texts.append(Text(cell))
+                if column == 2 and row[5]:
+                    texts[-1].stylize("strike dim")  # type: ignore[union-attr]
+        yield from _merged(_lines(console, edges, texts, widths, None))
+
+    @staticmethod
+    def _header(console: Console, box: Box, widths: list[int]) -> Iterator[Segment]:
+        bold = console.get_style("table.header")
+        edges = (box.head_left, box.head_vertical, box.head_right)
+        if any(len(name) > w - 2 for name, w in zip(_MESSAGE_COLUMNS, widths, strict=True)):
+            yield from _lines(console, edges, list(map(Text, _MESSAGE_COLUMNS)), widths, bold)
+            return
+        yield Segment(box.head_left)
+        for index, (name, width) in enumerate(zip(_MESSAGE_COLUMNS, widths, strict=True)):
+            if index:
+                yield Segment(box.head_vertical)
+            yield from (
+                Segment(" ", bold),
+                Segment(name.ljust(width - 2), bold),
+                Segment(" ", bold),
+            )
+        yield Segment(box.head_right + "\n")
+
+
+def _lines(
+    console: Console,
+    edges: tuple[str, str, str],
+    texts: Sequence[Text | str],
+    widths: list[int],
+    header: Style | None,
+) -> Iterator[Segment]:
+    """A row's cells wrapped to their columns, as rich's Table draws them: each line cut or
+    padded to its column, the shorter cells filled with blank lines below (a header's above,
+    all in its style)."""
+    drawn: list[list[list[Segment]]] = []
+    for text, width in zip(texts, widths, strict=True):
+        if isinstance(text, str):  # one line, drawn
+            drawn.append([[Segment(text)]])
+            continue
+        # (rich renders nothing in no room: the cell is all blank lines)
+        wrapped: Iterable[Text] = (
+            text.wrap(console, width - 2, justify="left", overflow="ellipsis") if width > 2 else ()
+        )
+        cell = [
+            [
+                Segment(" "),
+                *Segment.adjust_line_length(list(line.render(console)), width - 2),
+                Segment(" "),
+            ]
+            for line in wrapped
+        ]
+        drawn.append([list(Segment.apply_style(line, header)) for line in cell] if header else cell)
+    height = max(len(lines) for lines in drawn)
+    for lines, width in zip(drawn, widths, strict=True):
+        blank: list[list[Segment]] = [[Segment(" " * width, header)]] * (height - len(lines))
+        lines[:] = blank + lines if header else lines + blank
+    left, bar, right = edges
+    for number in range(height):
+        yield Segment(left)
+        for column, lines in enumerate(drawn):
+            if column:
+                yield Segment(bar)
+            yield from lines[number]
+        yield Segment(right + "\n")
+
+
+def _merged(segments: Iterable[Segment]) -> Iterator[Segment]:
+    """segments with each run of unstyled ones as one (printed the same, measured once)."""
+    run: list[str] = []
+    for segment in segments:
+        if segment.style:
+            if run:
+                yield Segment("".join(run))
+                run = []
+            yield segment
+        else:
+            run.append(segment.text)
+    if run:
+        yield Segment("".join(run))
+
+
+def _cell_len(text: str) -> int:
+    """rich's cell_len, quicker for text cut with an ellipsis: without a zero-width joiner or
+    variation selector, rich adds up each character's width, and "…" is one cell wide like
+    "." (which it counts at once, with the rest of ASCII)."""
+    if "\u200d" in text or "\ufe0f" in text:
+        return cell_len(text)
+    return cell_len(text.replace("…", "."))

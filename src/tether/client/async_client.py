@@ -13,6 +13,7 @@ from urllib.parse import quote
 import httpx
 
 from tether.client import errors, streams
+from tether.client.records import message_from_data, messages_from_data
 from tether.core.clock import Clock, SystemClock, to_iso
 from tether.core.errors import ServerUnreachable, TetherError, UsageError
 from tether.core.event import Event
@@ -143,6 +144,8 @@ class AsyncClient:
 
     async def _page(self, cls: type[Any], path: str, **params: Any) -> Page[Any]:
         body = await self.request("GET", path, params=_params(**params))
+        if cls is Message:
+            return Page(messages_from_data(body["data"]), body["next_cursor"])
         return Page([from_data(cls, d) for d in body["data"]], body["next_cursor"])
 
     async def _everything(self, cls: type[Any], path: str) -> list[Any]:
@@ -273,7 +276,7 @@ class AsyncClient:
     ) -> Message:
         body = _message_body(role, content, metadata, item)
         path = f"/v1/sessions/{_seg(session_id)}/messages"
-        return from_data(Message, await self.request("POST", path, json=body))
+        return message_from_data(await self.request("POST", path, json=body))
 
     async def add_messages(
         self, session_id: str, messages: Iterable[Mapping[str, Any] | NewMessage]
@@ -282,7 +285,7 @@ class AsyncClient:
         body = {"messages": [_message_body(m.role, m.content, m.metadata, m.item) for m in given]}
         path = f"/v1/sessions/{_seg(session_id)}/messages/batch"
         answer = await self.request("POST", path, json=body)
-        return [from_data(Message, d) for d in answer["data"]]
+        return messages_from_data(answer["data"])
 
     async def list_messages(
         self,
@@ -307,7 +310,7 @@ class AsyncClient:
 
     async def pop_message(self, session_id: str) -> Message | None:
         answer = await self.request("POST", f"/v1/sessions/{_seg(session_id)}/messages/pop")
-        return None if answer is None else from_data(Message, answer)
+        return None if answer is None else message_from_data(answer)
 
     async def clear_messages(self, session_id: str) -> int:
         answer = await self.request("POST", f"/v1/sessions/{_seg(session_id)}/messages/clear")

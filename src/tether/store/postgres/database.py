@@ -232,6 +232,7 @@ class PostgresDatabase:
 
     #: The pool and the listener belong to the event loop that opened them.
     any_loop = False
+    message_refs = False
 
     def __init__(self, url: str, *, migrate: bool = True) -> None:
         self._conninfo, options = _split_url(url)

@@ -8,6 +8,15 @@
 -- name: notify
 SELECT pg_notify('tether', p) FROM jsonb_array_elements_text(%(payloads)s::jsonb) AS p;
 
+-- name: events_of_session
+-- (every event stores a full copy here: see SQLite's for the by-reference form)
+SELECT * FROM events WHERE session_id = %(session_id)s AND id > %(after_id)s ORDER BY id
+LIMIT %(limit)s;
+
+-- name: events_of_run
+SELECT * FROM events WHERE run_id = %(run_id)s AND id > %(after_id)s ORDER BY id
+LIMIT %(limit)s;
+
 -- sessions -------------------------------------------------------------------------------------
 
 -- name: touch_session_softly

@@ -85,6 +85,10 @@ class Database(Protocol):
     #: True when calls may be awaited on any event loop, from any thread; False when the
     #: connections belong to the loop that opened them.
     any_loop: bool
+    #: True when a message.added event may store its message by reference (its data
+    #: {"message_seq": N}, read back whole through the events_read view); False when every
+    #: event stores a full copy.
+    message_refs: bool
 
     def write(self) -> AbstractAsyncContextManager[Tx]:
         """A write transaction: serialised with other writers, committed on exit."""

@@ -6,14 +6,9 @@
 -- is written out wherever a write needs it, so expiry is exact inside the transaction.
 
 -- events ---------------------------------------------------------------------------------------
-
--- name: events_of_session
-SELECT * FROM events WHERE session_id = :session_id AND id > :after_id ORDER BY id
-LIMIT :limit;
-
--- name: events_of_run
-SELECT * FROM events WHERE run_id = :run_id AND id > :after_id ORDER BY id
-LIMIT :limit;
+-- Events are read from events_read (schema 15), which gives a message.added event stored by
+-- reference the data it stands for; listing them (events_of_session, events_of_run) is each
+-- backend's own.
 
 -- sessions -------------------------------------------------------------------------------------
 
@@ -542,7 +537,8 @@ DELETE FROM memory;
 SELECT count(*) AS n FROM events;
 
 -- name: copy_page_events
-SELECT * FROM events WHERE id > :after_id
+-- (events_read: a copy writes each event whole, whatever the form it is stored in)
+SELECT * FROM events_read WHERE id > :after_id
 ORDER BY id LIMIT :limit;
 
 -- name: copy_insert_events
@@ -651,7 +647,7 @@ SELECT * FROM messages WHERE session_id = :id ORDER BY seq;
 SELECT * FROM memory WHERE session_id = :id ORDER BY scope, scope_id, namespace, key;
 
 -- name: archive_events
-SELECT * FROM events WHERE session_id = :id ORDER BY id;
+SELECT * FROM events_read WHERE session_id = :id ORDER BY id;
 -- A session's checkpoint rows carry its thread number (checkpoint_threads), made on its first.
 
 -- checkpoints of graphs (tether.integrations.langgraph) ----------------------------------------

@@ -9,6 +9,7 @@ from json import loads as _loads
 from json.encoder import encode_basestring as _string
 from typing import Any
 
+from tether.core.clock import to_iso
 from tether.core.event import Event, EventType
 from tether.core.memory import MemoryItem, MemoryScope
 from tether.core.message import Message, Role
@@ -414,6 +415,13 @@ def new_message(
 MessageRow = tuple[str, int, str, str, str, str | None]
 
 
+def message_event_refs(rows: Iterable[MessageRow]) -> list[str]:
+    """The JSON texts of the message.added events' data of messages of one session, each
+    naming its message by its seq: the events_read view (schema 15, SQLite) reads each back as
+    the full copy message_event_texts would have written, from the message's row."""
+    return [f'{{"message_seq":{row[1]}}}' for row in rows]
+
+
 def message_event_texts(
     rows: Iterable[MessageRow], session_id: str, run_id: str | None, created_at: str
 ) -> list[str]:
@@ -479,13 +487,43 @@ def memory_by_scope(
     return found
 
 
+#: How the data of a message.added event stored by reference begins (message_event_refs).
+MESSAGE_REF = '{"message_seq":'
+
+
 def event_from_row(row: Row, load: LoadJson) -> Event:
+    """An event from a row of events_of_session or events_of_run: one stored by reference
+    (SQLite, schema 15) gets the data of its message's columns there, as it was appended."""
+    data, created_at = row["data"], from_us(row["created_at"])
+    if isinstance(data, str) and data.startswith(MESSAGE_REF) and row["message_id"] is not None:
+        data = {"message": _message_data(row, load, created_at)}
+    else:
+        data = load(data) or {}
     return Event(
         id=row["id"],
         type=EventType(row["type"]),
         owner=row["owner"],
-        created_at=from_us(row["created_at"]),
+        created_at=created_at,
         session_id=row["session_id"],
         run_id=row["run_id"],
-        data=load(row["data"]) or {},
+        data=data,
     )
+
+
+def _message_data(row: Row, load: LoadJson, event_at: datetime) -> dict[str, Any]:
+    """``serde.to_data(message)`` of the message a row names (as message_event_texts encodes
+    it, then decoded), removed_at null as it was when the message was added; its time is its
+    event's (event_at) unless the row says otherwise."""
+    item, at = row["message_item"], row["message_created_at"]
+    return {
+        "id": row["message_id"],
+        "session_id": row["session_id"],
+        "seq": row["message_seq"],
+        "role": row["message_role"],
+        "content": row["message_content"],
+        "created_at": to_iso(event_at if at == row["created_at"] else from_us(at)),
+        "run_id": row["message_run_id"],
+        "metadata": load(row["message_metadata"]),
+        "item": None if item is None else load(item),
+        "removed_at": None,
+    }

@@ -28,6 +28,7 @@ from tether.store.sql.rows import (
     event_from_row,
     join_namespace,
     memory_from_row,
+    message_event_refs,
     message_event_texts,
     message_from_row,
     messages_from_values,
@@ -433,7 +434,8 @@ class SessionsPart(SqlBase):
             )
             for seq, id_, new in zip(count(first), new_ids(len(messages)), messages)
         ]
-        await tx.insert_rows("insert_messages", rows, session_id=session_id, created_at=to_us(now))
+        at = to_us(now)
+        await tx.insert_rows("insert_messages", rows, session_id=session_id, created_at=at)
         added = [
             new_message(
                 row[0],
@@ -456,7 +458,7 @@ class SessionsPart(SqlBase):
             now=now,
             session_id=session_id,
             run_id=None,
-            texts=message_event_texts(rows, session_id, None, to_iso(now)),
+            texts=self._message_events(rows, session_id, None, now, at),
             told=lambda: [{"message": m} for m in added],
         )
         return added
@@ -497,6 +499,7 @@ class SessionsPart(SqlBase):
 
     async def _insert_message(self, tx: Tx, message: Message, owner: str) -> None:
         metadata, item = self._j(message.metadata), self._j(message.item)
+        at = to_us(message.created_at)
         await tx.later(
             "insert_message",
             id=message.id,
@@ -506,7 +509,7 @@ class SessionsPart(SqlBase):
             content=message.content,
             run_id=message.run_id,
             metadata=metadata,
-            created_at=to_us(message.created_at),
+            created_at=at,
             item=item,
         )
         row = (message.id, message.seq, message.role._value_, message.content, metadata, item)
@@ -517,11 +520,26 @@ class SessionsPart(SqlBase):
             now=message.created_at,
             session_id=message.session_id,
             run_id=message.run_id,
-            texts=message_event_texts(
-                [row], message.session_id, message.run_id, to_iso(message.created_at)
+            texts=self._message_events(
+                [row], message.session_id, message.run_id, message.created_at, at
             ),
             told=lambda: [{"message": message}],
         )
+
+    def _message_events(
+        self,
+        rows: list[MessageRow],
+        session_id: str,
+        run_id: str | None,
+        now: datetime,
+        at: int,
+    ) -> list[str]:
+        """The data of the message.added events of rows, appended at now (at: in epoch
+        microseconds): by reference where the backend reads them back whole (the events_read
+        view renders times from 1970 on), else full copies."""
+        if self._db.message_refs and at >= 0:
+            return message_event_refs(rows)
+        return message_event_texts(rows, session_id, run_id, to_iso(now))
 
     async def list_messages(
         self,

@@ -258,6 +258,7 @@ class SqliteDatabase:
 
     #: One connection under a thread lock: usable from any thread and any event loop.
     any_loop = True
+    message_refs = True
 
     def __init__(
         self,

@@ -11,6 +11,26 @@ VALUES (max(COALESCE((SELECT max(id) FROM events), 0),
             COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)) + 1,
         :type, :owner, :session_id, :run_id, :data, :created_at);
 
+-- name: events_of_session
+-- An event with the columns of the message it names when it stores one by reference (schema 15;
+-- event_from_row makes its data of them, as the events_read view does in SQL).
+SELECT e.*, m.id AS message_id, m.seq AS message_seq, m.role AS message_role,
+       m.content AS message_content, m.created_at AS message_created_at,
+       m.run_id AS message_run_id, m.metadata AS message_metadata, m.item AS message_item
+FROM events AS e LEFT JOIN messages AS m
+  ON e.type = 'message.added' AND substr(e.data, 1, 15) = '{"message_seq":'
+ AND m.session_id = e.session_id AND m.seq = CAST(substr(e.data, 16) AS INTEGER)
+WHERE e.session_id = :session_id AND e.id > :after_id ORDER BY e.id LIMIT :limit;
+
+-- name: events_of_run
+SELECT e.*, m.id AS message_id, m.seq AS message_seq, m.role AS message_role,
+       m.content AS message_content, m.created_at AS message_created_at,
+       m.run_id AS message_run_id, m.metadata AS message_metadata, m.item AS message_item
+FROM events AS e LEFT JOIN messages AS m
+  ON e.type = 'message.added' AND substr(e.data, 1, 15) = '{"message_seq":'
+ AND m.session_id = e.session_id AND m.seq = CAST(substr(e.data, 16) AS INTEGER)
+WHERE e.run_id = :run_id AND e.id > :after_id ORDER BY e.id LIMIT :limit;
+
 -- sessions -------------------------------------------------------------------------------------
 
 -- name: touch_session_softly
