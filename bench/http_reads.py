@@ -18,8 +18,8 @@ kept-alive ``httpx.Client``:
   ``tail(N, before=SEQ)``, ``messages.list()``);
 * listing 1,000 sessions (``--sessions``, the owner's newest activity first):
   ``GET /v1/sessions?limit=1000`` and ``sessions.list(limit=1000)``, the bare read
-  ``SELECT * FROM sessions WHERE owner = ? ORDER BY <tether's order> LIMIT 1001`` (as tether's
-  own query: its columns, its index);
+  ``SELECT <tether's columns> FROM sessions WHERE owner = ? ORDER BY <tether's order> LIMIT
+  1001`` (as tether's own query: its select list, its index);
 * ``GET /healthz`` beside the minimal app's ``GET /static`` (an empty request's floor);
 
 and, in this process, the bare ``sqlite3`` read each HTTP read is measured against (the issue's
@@ -47,6 +47,7 @@ from rich.table import Table
 import tether
 from conversation import Timed, _message, measure, read_columns
 from http_load import cpu_seconds, start_minimal, start_server
+from tether.store.sql.queries import load_queries
 
 #: The minimal app's routes: the same SQL as the bare read, rows as JSON objects.
 MINIMAL_READS = """
@@ -92,11 +93,15 @@ async def forward(session_id: str, limit: int, after: int = 0) -> JSONResponse:
 """
 
 
-#: The bare read of an owner's sessions: tether's own columns and order (list_sessions_first).
-SESSIONS = (
-    "SELECT * FROM sessions WHERE owner = ?"
-    " ORDER BY activity_second DESC, last_activity_at DESC, id DESC LIMIT ?"
-)
+def sessions_sql() -> str:
+    """The bare read of an owner's sessions: tether's own select list and order
+    (list_sessions_first), which the bare read selects too."""
+    query = " ".join(load_queries("sqlite")["list_sessions_first"].split())
+    columns = query.removeprefix("SELECT ").split(" FROM sessions ", 1)[0]
+    return (
+        f"SELECT {columns} FROM sessions WHERE owner = ?"
+        " ORDER BY activity_second DESC, last_activity_at DESC, id DESC LIMIT ?"
+    )
 
 
 def main() -> int:
@@ -133,7 +138,11 @@ def main() -> int:
         server, url = start_server(folder, workers=0)
         servers.append(server)
         columns = read_columns()
-        env = {"BENCH_DB": str(path), "BENCH_COLUMNS": columns, "BENCH_SESSIONS_SQL": SESSIONS}
+        env = {
+            "BENCH_DB": str(path),
+            "BENCH_COLUMNS": columns,
+            "BENCH_SESSIONS_SQL": sessions_sql(),
+        }
         minimal, minimal_url = start_minimal(folder, extra=MINIMAL_READS, env=env)
         servers.append(minimal)
         console.print(f"timing {args.rounds} rounds ({args.whole_rounds} for whole reads) …")
@@ -241,9 +250,9 @@ class Reads:
             Timed("tether", lambda: everything(paged(http, path, "cursor", limit=1000))),
             Timed("client", lambda: everything(session.messages.list())),
         ]
-        owner, listed = "local", _count(args.sessions)
+        owner, listed, sessions = "local", _count(args.sessions), sessions_sql()
         self.listed = [
-            Timed("bare", lambda: listed(query(SESSIONS, (owner, args.sessions + 1)).fetchall())),
+            Timed("bare", lambda: listed(query(sessions, (owner, args.sessions + 1)).fetchall())),
             Timed(
                 "minimal",
                 lambda: listed(get(plain, "/sessions", owner=owner, limit=args.sessions)),

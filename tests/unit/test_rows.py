@@ -21,6 +21,7 @@ from tether.store.sql.queries import Backend, load_queries
 from tether.store.sql.rows import (
     CONVERSATION_COLUMNS,
     MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
     MessageRow,
     from_us,
     message_event_texts,
@@ -164,11 +165,13 @@ def test_a_conversation_read_decodes_what_each_row_holds() -> None:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_each_message_read_selects_the_columns_its_decoder_takes(backend: Backend) -> None:
+def test_each_decoded_read_selects_the_columns_its_decoder_takes(backend: Backend) -> None:
     queries = {name: " ".join(sql.split()) for name, sql in load_queries(backend).items()}
     for name in ("messages_forward", "messages_backward"):
         assert queries[name].startswith(f"SELECT {CONVERSATION_COLUMNS} FROM messages "), name
     assert queries["remove_message"].endswith(f" RETURNING {MESSAGE_COLUMNS}")
+    for name in ("list_sessions_first", "list_sessions_after"):
+        assert queries[name].startswith(f"SELECT {SESSION_COLUMNS} FROM sessions "), name
 
 
 def test_runs_of_equal_times_decode_each_to_its_time() -> None:

@@ -39,11 +39,24 @@ def page(items: Iterable[Any], next_cursor: str | None = None) -> JSONResponse:
     return JSONResponse({"data": data_of(list(items)), "next_cursor": next_cursor})
 
 
-#: JSONResponse's own encoding (starlette's JSONResponse.render), made once; and the string
-#: encoding it uses for every str (ensure_ascii=False: only quotes, backslashes and control
-#: characters are escaped).
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+#: The string encoding JSONResponse uses for every str (ensure_ascii=False: only quotes,
+#: backslashes and control characters are escaped).
 _string = encode_basestring
+_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+#: The C encoder json.dumps makes on each call with JSONResponse's arguments (starlette's
+#: JSONResponse.render), made once: the same text, without a JSONEncoder built per value. It
+#: skips the check for circular references: the values it writes are what json.loads read.
+_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # (typeshed omits it)
+_c_encoder = _make_encoder and _make_encoder(
+    None, _encoder.default, _string, None, ":", ",", False, False, False
+)
+
+
+def _encode(value: Any) -> str:
+    """value as JSONResponse writes it."""
+    if _c_encoder is None:  # (a Python without the json accelerator)
+        return _encoder.encode(value)
+    return "".join(_c_encoder(value, 0))
 
 
 def message_page(messages: Iterable[Message], next_cursor: str | None = None) -> Response:
@@ -69,6 +82,50 @@ def message_page(messages: Iterable[Message], next_cursor: str | None = None) ->
             f'"metadata":{"{}" if metadata == {} else encode(metadata)},'
             f'"item":{"null" if item is None else encode(item)},'
             f'"removed_at":{gone}}}'
+        )
+    body = f'{{"data":[{",".join(parts)}],"next_cursor":{encode(next_cursor)}}}'
+    return Response(body.encode("utf-8"), media_type="application/json")
+
+
+def session_page(sessions: Iterable[Session], next_cursor: str | None = None) -> Response:
+    """``page(sessions, next_cursor)``, byte for byte, for sessions as the store reads them
+    (metadata and project as JSON values), written as message_page writes messages: keys in
+    Session's order, then the project's former name (context) and expires_at. A time a
+    session's fields share (all three for a session nothing has happened to yet) is written
+    once."""
+    parts: list[str] = []
+    append, string, encode = parts.append, _string, _encode
+    for s in sessions:
+        title, ttl, usage = s.title, s.ttl_seconds, s.usage
+        key, app, metadata, project = s.external_key, s.app, s.metadata, s.project
+        created, updated, active = s.created_at, s.updated_at, s.last_activity_at
+        created_at = to_iso(created)  # (times: digits, -, :, ., T and Z: nothing to escape)
+        updated_at = created_at if updated is created else to_iso(updated)
+        if active is updated:
+            active_at = updated_at
+        else:
+            active_at = created_at if active is created else to_iso(active)
+        expires, ended = s.expires_at, s.closed_at
+        expires_at = "null" if expires is None else f'"{to_iso(expires)}"'
+        closed_at = "null" if ended is None else f'"{to_iso(ended)}"'
+        inputs, outputs = usage.input_tokens, usage.output_tokens
+        project_json = "{}" if project == {} else encode(project)
+        append(
+            f'{{"id":{string(s.id)},"owner":{string(s.owner)},'
+            f'"title":{"null" if title is None else string(title)},'
+            f'"status":"{s.status._value_}","created_at":"{created_at}",'
+            f'"updated_at":"{updated_at}","last_activity_at":"{active_at}",'
+            f'"ttl_seconds":{"null" if ttl is None else repr(ttl)},'
+            f'"metadata":{"{}" if metadata == {} else encode(metadata)},'
+            f'"project":{project_json},'
+            f'"closed_at":{closed_at},"run_count":{s.run_count!r},'
+            f'"usage":{{"input_tokens":{inputs!r},'
+            f'"output_tokens":{outputs!r},'
+            f'"requests":{usage.requests!r},'
+            f'"total_tokens":{inputs + outputs!r}}},'
+            f'"external_key":{"null" if key is None else string(key)},'
+            f'"app":{"null" if app is None else string(app)},'
+            f'"context":{project_json},"expires_at":{expires_at}}}'
         )
     body = f'{{"data":[{",".join(parts)}],"next_cursor":{encode(next_cursor)}}}'
     return Response(body.encode("utf-8"), media_type="application/json")

@@ -129,7 +129,7 @@ async def list_sessions(
         limit=limit,
         cursor=cursor,
     )
-    return render.page(found.data, found.next_cursor)
+    return render.session_page(found.data, found.next_cursor)
 
 
 @router.get("/by-key", response_model=schemas.Session)

@@ -29,7 +29,10 @@ WHERE id = (SELECT id FROM sessions
             FOR UPDATE SKIP LOCKED);
 
 -- name: list_sessions_first
-SELECT * FROM sessions
+SELECT id, owner, title, status, created_at, updated_at, last_activity_at, ttl_seconds,
+       metadata, context, closed_at, run_count - deleted_runs AS run_count, input_tokens,
+       output_tokens, model_requests, external_key, app
+FROM sessions
 WHERE owner = %(owner)s
   AND (%(status)s::text IS NULL
        OR (%(status)s = 'closed' AND status = 'closed')
@@ -50,7 +53,10 @@ ORDER BY last_activity_at DESC, id DESC
 LIMIT %(limit)s;
 
 -- name: list_sessions_after
-SELECT * FROM sessions
+SELECT id, owner, title, status, created_at, updated_at, last_activity_at, ttl_seconds,
+       metadata, context, closed_at, run_count - deleted_runs AS run_count, input_tokens,
+       output_tokens, model_requests, external_key, app
+FROM sessions
 WHERE owner = %(owner)s
   AND (last_activity_at < %(cursor_at)s
        OR (last_activity_at = %(cursor_at)s AND id < %(cursor_id)s))

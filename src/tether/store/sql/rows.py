@@ -105,6 +105,109 @@ def session_from_row(row: Row, load: LoadJson) -> Session:
     )
 
 
+#: The columns of a session listing (list_sessions_first, list_sessions_after), which
+#: sessions_from_values decodes: a session's, its run count net of deleted runs.
+SESSION_COLUMNS = (
+    "id, owner, title, status, created_at, updated_at, last_activity_at, ttl_seconds, metadata,"
+    " context, closed_at, run_count - deleted_runs AS run_count, input_tokens, output_tokens,"
+    " model_requests, external_key, app"
+)
+#: The fields a session is decoded into, in Session's order.
+_SESSION_FIELDS = (
+    "id",
+    "owner",
+    "title",
+    "status",
+    "created_at",
+    "updated_at",
+    "last_activity_at",
+    "ttl_seconds",
+    "metadata",
+    "project",
+    "closed_at",
+    "run_count",
+    "usage",
+    "external_key",
+    "app",
+)
+if tuple(f.name for f in dataclasses.fields(Session)) != _SESSION_FIELDS:
+    raise TypeError("sessions_from_values must decode every field of Session, in order")
+
+
+class _SessionSlots:
+    """Session's slots without its frozen __setattr__ (as _MessageSlots for messages)."""
+
+    __slots__ = _SESSION_FIELDS
+
+
+def sessions_from_values(rows: Iterable[Iterable[Any]]) -> list[Session]:
+    """The sessions of the values of rows of SESSION_COLUMNS, in column order (metadata and
+    context as their JSON text: decoded as both backends' load_json would), in one loop as
+    messages_from_values decodes messages; what session_from_row makes of the same rows. A
+    session's times that are equal (all three for a session nothing has happened to yet)
+    share one datetime."""
+    sessions: list[Session] = []
+    append = sessions.append
+    statuses, loads, new, slots, zero = (
+        _SESSION_STATUS,
+        _loads,
+        object.__new__,
+        _SessionSlots,
+        ZERO_USAGE,
+    )
+    at, utc, exact = _fromtimestamp, UTC, _FLOAT_EXACT
+    for (
+        id_,
+        owner,
+        title,
+        status,
+        created_at,
+        updated_at,
+        last_activity_at,
+        ttl_seconds,
+        metadata,
+        context,
+        closed_at,
+        run_count,
+        input_tokens,
+        output_tokens,
+        model_requests,
+        external_key,
+        app,
+    ) in rows:
+        session: Any = new(slots)
+        session.id = id_
+        session.owner = owner
+        session.title = title
+        session.status = statuses[status]
+        created = at(created_at / 1e6, utc) if 0 <= created_at < exact else from_us(created_at)
+        updated = created if updated_at == created_at else from_us(updated_at)
+        session.created_at = created
+        session.updated_at = updated
+        session.last_activity_at = (
+            updated
+            if last_activity_at == updated_at
+            else created
+            if last_activity_at == created_at
+            else from_us(last_activity_at)
+        )
+        session.ttl_seconds = ttl_seconds
+        session.metadata = {} if metadata == "{}" else loads(metadata) or {}
+        session.project = {} if context == "{}" else loads(context) or {}
+        session.closed_at = None if closed_at is None else from_us(closed_at)
+        session.run_count = run_count
+        session.usage = (
+            zero
+            if input_tokens == output_tokens == model_requests == 0
+            else Usage(input_tokens, output_tokens, model_requests)
+        )
+        session.external_key = external_key
+        session.app = app
+        session.__class__ = Session
+        append(session)
+    return sessions
+
+
 def run_from_row(row: Row, load: LoadJson) -> Run:
     return Run(
         id=row["id"],

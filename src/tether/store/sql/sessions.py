@@ -34,6 +34,7 @@ from tether.store.sql.rows import (
     messages_from_values,
     new_message,
     session_from_row,
+    sessions_from_values,
     stored_scope_id,
     to_us,
 )
@@ -169,10 +170,10 @@ class SessionsPart(SqlBase):
             name = "list_sessions_after"
             params["cursor_at"], params["cursor_id"] = decode_cursor(cursor, int, str)
         async with self._db.read() as tx:
-            rows = await tx.all(name, **params)
-        sessions = [session_from_row(r, self._db.load_json) for r in rows[:limit]]
+            sessions = await tx.records(name, sessions_from_values, **params)
         next_cursor = None
-        if len(rows) > limit:
+        if len(sessions) > limit:
+            del sessions[limit:]
             last = sessions[-1]
             next_cursor = encode_cursor(to_us(last.last_activity_at), last.id)
         return Page(sessions, next_cursor)

@@ -41,7 +41,10 @@ WHERE id = :id AND status = 'active' AND last_activity_at < :now - 1000000
 -- name: list_sessions_first
 -- Newest activity first: the sessions_by_activity index gives the second, a sort within each
 -- second the exact time (the order of last_activity_at DESC, id DESC).
-SELECT * FROM sessions
+SELECT id, owner, title, status, created_at, updated_at, last_activity_at, ttl_seconds,
+       metadata, context, closed_at, run_count - deleted_runs AS run_count, input_tokens,
+       output_tokens, model_requests, external_key, app
+FROM sessions
 WHERE owner = :owner
   AND (:status IS NULL
        OR (:status = 'closed' AND status = 'closed')
@@ -62,7 +65,10 @@ ORDER BY activity_second DESC, last_activity_at DESC, id DESC
 LIMIT :limit;
 
 -- name: list_sessions_after
-SELECT * FROM sessions
+SELECT id, owner, title, status, created_at, updated_at, last_activity_at, ttl_seconds,
+       metadata, context, closed_at, run_count - deleted_runs AS run_count, input_tokens,
+       output_tokens, model_requests, external_key, app
+FROM sessions
 WHERE owner = :owner
   AND activity_second <= :cursor_at / 1000000
   AND (last_activity_at < :cursor_at OR (last_activity_at = :cursor_at AND id < :cursor_id))
