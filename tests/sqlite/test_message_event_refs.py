@@ -237,6 +237,33 @@ async def test_a_message_event_is_stored_by_reference_alone_and_in_a_batch(
     assert data == [('{"message_seq":1}',), ('{"message_seq":2}',), ('{"message_seq":3}',)]
 
 
+async def test_an_event_stored_whole_that_only_begins_like_a_reference_reads_as_stored(
+    sqlite_store: SqlStore, clock: ManualClock, tmp_path: Path
+) -> None:
+    """A message.added event imported with data of its own that begins as a reference's
+    ({"message_seq":1,...}) is not one: every read gives its own data, not message 1's."""
+    session = await Factory(sqlite_store, clock).session()
+    await sqlite_store.add_messages(
+        session_id=session.id, owner=OWNER, messages=[NewMessage(Role.USER, "x")], now=clock.now()
+    )
+    archive = await sqlite_store.export_session(session.id, owner=None)
+    own = {"message_seq": 1, "note": "the archive's own data"}
+    for event in archive["events"]:
+        if event["type"] == EventType.MESSAGE_ADDED.value:
+            event["data"] = own
+    other = open_store(str(tmp_path / "other.db"))
+    assert isinstance(other, SqlStore)
+    try:
+        await other.import_session(archive, owner=None)
+        listed = await other.list_events(session_id=session.id)
+        exported = await other.export_session(session.id, owner=None)
+    finally:
+        await other.close()
+    added = EventType.MESSAGE_ADDED
+    assert [e.data for e in listed if e.type is added] == [own]
+    assert [e["data"] for e in exported["events"] if e["type"] == added.value] == [own]
+
+
 async def test_a_message_before_1970_keeps_a_full_copy(
     sqlite_store: SqlStore, clock: ManualClock
 ) -> None:

@@ -20,6 +20,7 @@ SELECT e.*, m.id AS message_id, m.seq AS message_seq, m.role AS message_role,
 FROM events AS e LEFT JOIN messages AS m
   ON e.type = 'message.added' AND substr(e.data, 1, 15) = '{"message_seq":'
  AND m.session_id = e.session_id AND m.seq = CAST(substr(e.data, 16) AS INTEGER)
+ AND e.data = '{"message_seq":' || m.seq || '}'
 WHERE e.session_id = :session_id AND e.id > :after_id ORDER BY e.id LIMIT :limit;
 
 -- name: events_of_run
@@ -29,6 +30,7 @@ SELECT e.*, m.id AS message_id, m.seq AS message_seq, m.role AS message_role,
 FROM events AS e LEFT JOIN messages AS m
   ON e.type = 'message.added' AND substr(e.data, 1, 15) = '{"message_seq":'
  AND m.session_id = e.session_id AND m.seq = CAST(substr(e.data, 16) AS INTEGER)
+ AND e.data = '{"message_seq":' || m.seq || '}'
 WHERE e.run_id = :run_id AND e.id > :after_id ORDER BY e.id LIMIT :limit;
 
 -- sessions -------------------------------------------------------------------------------------

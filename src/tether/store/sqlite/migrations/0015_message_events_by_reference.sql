@@ -30,4 +30,5 @@ SELECT e.id, e.type, e.owner, e.session_id, e.run_id,
 FROM events AS e
 LEFT JOIN messages AS m
   ON e.type = 'message.added' AND substr(e.data, 1, 15) = '{"message_seq":'
- AND m.session_id = e.session_id AND m.seq = CAST(substr(e.data, 16) AS INTEGER);
+ AND m.session_id = e.session_id AND m.seq = CAST(substr(e.data, 16) AS INTEGER)
+ AND e.data = '{"message_seq":' || m.seq || '}';
