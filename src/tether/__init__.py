@@ -189,9 +189,13 @@ _HOMES = {
     "tether.client": ("AsyncClient", "Client", "connect", "connect_async"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+#: The subpackages an eager ``import tether`` used to bind (``core`` and ``version`` still are).
+_SUBPACKAGES = ("runtime", "store")
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"tether.{name}")  # binds tether.<name> too
     home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module 'tether' has no attribute {name!r}")
@@ -207,4 +211,18 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    # Without httpx the client's names are left out, as the eager module never bound them:
+    # dir() lists only what getattr returns (inspect.getmembers, pydoc and help rely on it).
+    names = {*globals(), *__all__, *_SUBPACKAGES}
+    if not _client_installed():
+        names -= set(_HOMES["tether.client"])
+    return sorted(names)
+
+
+def _client_installed() -> bool:
+    import importlib.util  # here: only dir() needs it
+
+    try:
+        return importlib.util.find_spec("httpx") is not None
+    except (ImportError, ValueError):
+        return False

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import tether
 
@@ -24,13 +25,31 @@ HEAVY = (
 )
 
 
-def loaded_after(code: str) -> list[str]:
-    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+#: Put first in a fresh interpreter: httpx cannot be imported, as without the [client] extra.
+WITHOUT_HTTPX = """
+import sys
+class NoHttpx:
+    def find_spec(self, name, path=None, target=None):
+        if name == "httpx" or name.startswith("httpx."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, NoHttpx())
+"""
+
+
+def printed_by(code: str) -> Any:
+    """What `code`, run in a fresh interpreter, printed last (as JSON)."""
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
-    modules: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def loaded_after(code: str) -> list[str]:
+    modules: list[str] = printed_by(
+        f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    )
     return modules
 
 
@@ -54,3 +73,35 @@ def test_every_public_name_resolves_to_its_home() -> None:
     assert set(tether.__all__) <= set(dir(tether))
     assert tether.open is tether.runtime.facade.open
     assert tether.connect is tether.client.connect
+
+
+def test_the_subpackages_import_tether_bound_load_on_first_use() -> None:
+    found = printed_by(
+        "import json, sys, types, tether\n"
+        "before = 'tether.runtime' in sys.modules or 'tether.store' in sys.modules\n"
+        "kinds = [isinstance(getattr(tether, n), types.ModuleType) for n in ('runtime', 'store')]\n"
+        "print(json.dumps([before, kinds, {'runtime', 'store'} <= set(dir(tether))]))"
+    )
+    assert found == [False, [True, True], True]
+
+
+def test_without_the_client_extra_introspection_works_and_the_client_says_what_is_missing() -> None:
+    found = printed_by(
+        WITHOUT_HTTPX + "import inspect, io, json, pydoc, tether\n"
+        "members = dict(inspect.getmembers(tether))\n"
+        "helped = io.StringIO()\n"
+        "pydoc.Helper(output=helped).help(tether)\n"
+        "try:\n"
+        "    tether.Client('http://127.0.0.1:1')\n"
+        "    error = None\n"
+        "except tether.MissingExtra as exc:\n"
+        "    error = str(exc)\n"
+        "print(json.dumps([sorted(set(tether.__all__) - set(members)), 'class Message' in "
+        "helped.getvalue(), error, 'httpx' in sys.modules]))"
+    )
+    missing, helped, error, httpx_loaded = found
+    assert missing == ["AsyncClient", "Client", "connect", "connect_async"]
+    assert helped
+    needs = "tether.Client needs tether[client]: pip install 'tether[client]'"
+    assert error == f"{needs} (no module named 'httpx')"
+    assert not httpx_loaded

@@ -1,7 +1,8 @@
 """`tether sessions messages` draws its table a line at a time: what it prints is exactly what
 rich's Table printed before (the reference below is the code it replaced), byte for byte, in
 every kind of terminal (colours, ASCII boxes, a pipe), at every width (in a table too wide for
-the terminal, cells wrap as rich wraps them; a cell of two lines makes it rich's own)."""
+the terminal, cells wrap as rich wraps them; a line break, a zero-width joiner or a column
+too narrow for any text makes it rich's own)."""
 
 from __future__ import annotations
 
@@ -116,3 +117,51 @@ def test_a_conversation_is_drawn_without_rich_tables_layout(width: int) -> None:
     rendered = list(table.__rich_console__(console, console.options))
     assert not any(isinstance(piece, Table) for piece in rendered)
     assert printed(console, table) == printed(console, reference_table(messages))
+
+
+def one_message(content: str, item: str | None = None) -> list[Message]:
+    return [
+        Message(
+            id="m1",
+            session_id="s",
+            seq=1,
+            role=Role.USER,
+            content=content,
+            created_at=AT,
+            item=None if item is None else {"type": item},
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "item"),
+    [
+        ("a\u200d", None),  # rich measures a joiner as swallowing the padding after it
+        ("❤\ufe0f\u200d", None),
+        ("family 👨\u200d👩\u200d👧 and more", None),
+        ("x" * 98 + "👨\u200d👩\u200d👧 more words", None),  # cut inside the sequence
+        ("plain", "joined\u200d"),
+        ("ends in a separator\u2028", None),  # a line break at the end, which rich drops
+        ("plain", "item\u2028"),
+        ("new line\n", "paragraph\u2029"),
+    ],
+)
+@pytest.mark.parametrize("width", [30, 80, 240])
+def test_a_joiner_or_a_closing_line_break_is_drawn_as_rich_draws_it(
+    content: str, item: str | None, width: int
+) -> None:
+    messages = one_message(content, item)
+    for console in consoles(width):
+        assert printed(console, render.messages_table(messages)) == printed(
+            console, reference_table(messages)
+        )
+
+
+@pytest.mark.parametrize("width", range(6, 22))
+def test_columns_too_narrow_for_any_text_are_drawn_as_rich_draws_them(width: int) -> None:
+    # at 10 columns and so, a column is its padding alone: rich draws its lines blank
+    for messages in (one_message("hello"), conversation(3, 4)):
+        for console in consoles(width):
+            assert printed(console, render.messages_table(messages)) == printed(
+                console, reference_table(messages)
+            )

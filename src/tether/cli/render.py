@@ -342,8 +342,8 @@ class MessagesTable:
     """The messages table, drawn a line at a time: what rich's Table prints for it (a test
     compares them in every kind of terminal, at every width), without its general layout
     (measuring, wrapping and padding each of five cells a row: seconds for 10,000 messages).
-    Only a cell too wide for its column goes through rich's wrapping; a cell of two lines makes
-    it rich's table."""
+    Only a cell too wide for its column goes through rich's wrapping; a cell with a line break
+    or a zero-width joiner, or a column with no room for text, makes it rich's table."""
 
     def __init__(self, rows: list[_MessageRow]) -> None:
         self.rows = rows
@@ -360,7 +360,7 @@ class MessagesTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         cells = [row[:5] for row in self.rows]
-        if not all(len(text.splitlines()) <= 1 for row in cells for text in row):
+        if not all(_drawable(text) for row in cells for text in row):
             yield self.table()
             return
         lengths = [[_cell_len(text) for text in row] for row in cells]
@@ -368,6 +368,9 @@ class MessagesTable:
         widths = [max(column) + 2 for column in zip(*lengths, names, strict=True)]
         if sum(widths) + len(widths) + 1 > options.max_width:
             widths = self._narrowed(console, options, lengths)
+        if min(widths) <= 2:  # no room for text: rich draws blank lines, as many as it likes
+            yield self.table()
+            return
         box = HEAVY_HEAD.substitute(options, safe=console.safe_box)
         yield from console.render(
             console.render_str("Messages", style="table.title", highlight=False),
@@ -476,10 +479,7 @@ def _lines(
         if isinstance(text, str):  # one line, drawn
             drawn.append([[Segment(text)]])
             continue
-        # (rich renders nothing in no room: the cell is all blank lines)
-        wrapped: Iterable[Text] = (
-            text.wrap(console, width - 2, justify="left", overflow="ellipsis") if width > 2 else ()
-        )
+        wrapped = text.wrap(console, width - 2, justify="left", overflow="ellipsis")
         cell = [
             [
                 Segment(" "),
@@ -518,10 +518,17 @@ def _merged(segments: Iterable[Segment]) -> Iterator[Segment]:
         yield Segment("".join(run))
 
 
+def _drawable(text: str) -> bool:
+    """Whether a cell can be drawn a line at a time: without a line break (even at its end,
+    where rich drops it) or a zero-width joiner (rich measures a padded line whole, and a
+    joiner at its end swallows the space after it)."""
+    return "\u200d" not in text and text.splitlines() in ([], [text])
+
+
 def _cell_len(text: str) -> int:
-    """rich's cell_len, quicker for text cut with an ellipsis: without a zero-width joiner or
-    variation selector, rich adds up each character's width, and "…" is one cell wide like
-    "." (which it counts at once, with the rest of ASCII)."""
-    if "\u200d" in text or "\ufe0f" in text:
+    """rich's cell_len, quicker for text cut with an ellipsis: without a variation selector
+    (or a zero-width joiner: see _drawable), rich adds up each character's width, and "…" is
+    one cell wide like "." (which it counts at once, with the rest of ASCII)."""
+    if "\ufe0f" in text:
         return cell_len(text)
     return cell_len(text.replace("…", "."))
