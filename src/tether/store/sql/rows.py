@@ -105,8 +105,9 @@ def session_from_row(row: Row, load: LoadJson) -> Session:
     )
 
 
-#: The columns of a session listing (list_sessions_first, list_sessions_after), which
-#: sessions_from_values decodes: a session's, its run count net of deleted runs.
+#: The columns of a session listing (list_sessions_first, list_sessions_after) and of a
+#: search (search_sessions), which sessions_from_values decodes: a session's, its run count
+#: net of deleted runs.
 SESSION_COLUMNS = (
     "id, owner, title, status, created_at, updated_at, last_activity_at, ttl_seconds, metadata,"
     " context, closed_at, run_count - deleted_runs AS run_count, input_tokens, output_tokens,"
