@@ -1,5 +1,5 @@
-"""A listing of sessions (decoded in one pass from its own columns) reads each session as
-get_session reads it: every field, of every shape, on every page and filter."""
+"""A listing or a search of sessions (each decoded in one pass from its own columns) reads each
+session as get_session reads it: every field, of every shape, on every page, filter and sort."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from tests.support import OWNER, WORKER, Factory
 from tether.core.clock import ManualClock
 from tether.core.ids import new_id
+from tether.core.run import Activity
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus
 from tether.core.step import StepKind
@@ -101,3 +102,34 @@ async def test_a_listing_reads_each_session_as_get_session_does(
     assert all(len(values) > 1 for name, values in shapes.items() if name != "owner"), shapes
     assert {s.usage for s in everything.data} >= {Usage(100, 10, 1)}
     assert {s.run_count for s in everything.data} == {0, 1}
+
+
+async def test_a_search_reads_each_session_as_get_session_does(
+    store: Store, make: Factory, clock: ManualClock
+) -> None:
+    await _sessions_of_every_shape(store, make, clock)
+    everything = await store.search_sessions(owner=OWNER, limit=1000)
+    searches: list[dict[str, Any]] = [
+        {"limit": 2, "offset": 1},
+        {"sort": "activity_at"},
+        {"sort": "updated_at", "descending": False},
+        {"sort": "activity"},
+        {"metadata": {"n": 1}},
+        {"project": {"workspace": "./calc"}},
+        {"ids": [s.id for s in everything[:2]]},
+        {"activity": Activity.IDLE},
+    ]
+    for given in [{}, *searches]:
+        found = await store.search_sessions(owner=OWNER, **{"limit": 1000, **given})
+        assert found, given
+        for session in found:
+            assert type(session) is Session
+            assert session == await store.get_session(session.id), given
+    assert len(everything) == 5
+    shapes = {
+        name: {repr(getattr(s, name)) for s in everything}
+        for name in (f.name for f in fields(Session))
+    }
+    assert all(len(values) > 1 for name, values in shapes.items() if name != "owner"), shapes
+    assert {s.usage for s in everything} >= {Usage(100, 10, 1)}
+    assert {s.run_count for s in everything} == {0, 1}

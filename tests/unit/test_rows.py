@@ -170,7 +170,7 @@ def test_each_decoded_read_selects_the_columns_its_decoder_takes(backend: Backen
     for name in ("messages_forward", "messages_backward"):
         assert queries[name].startswith(f"SELECT {CONVERSATION_COLUMNS} FROM messages "), name
     assert queries["remove_message"].endswith(f" RETURNING {MESSAGE_COLUMNS}")
-    for name in ("list_sessions_first", "list_sessions_after"):
+    for name in ("list_sessions_first", "list_sessions_after", "search_sessions"):
         assert queries[name].startswith(f"SELECT {SESSION_COLUMNS} FROM sessions "), name
 
 

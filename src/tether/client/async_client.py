@@ -13,7 +13,12 @@ from urllib.parse import quote
 import httpx
 
 from tether.client import errors, streams
-from tether.client.records import message_from_data, messages_from_data
+from tether.client.records import (
+    message_from_data,
+    messages_from_data,
+    session_from_data,
+    sessions_from_data,
+)
 from tether.core.clock import Clock, SystemClock, to_iso
 from tether.core.errors import ServerUnreachable, TetherError, UsageError
 from tether.core.event import Event
@@ -146,6 +151,8 @@ class AsyncClient:
         body = await self.request("GET", path, params=_params(**params))
         if cls is Message:
             return Page(messages_from_data(body["data"]), body["next_cursor"])
+        if cls is Session:
+            return Page(sessions_from_data(body["data"]), body["next_cursor"])
         return Page([from_data(cls, d) for d in body["data"]], body["next_cursor"])
 
     async def _everything(self, cls: type[Any], path: str) -> list[Any]:
@@ -177,7 +184,7 @@ class AsyncClient:
         body = _session_body(title, metadata, project, ttl_seconds, external_key, app)
         if session_id is not None:
             body["id"] = session_id
-        return from_data(Session, await self.request("POST", "/v1/sessions", json=body))
+        return session_from_data(await self.request("POST", "/v1/sessions", json=body))
 
     async def get_or_create_session(
         self,
@@ -194,14 +201,14 @@ class AsyncClient:
         body = _session_body(title, metadata, project, ttl_seconds, external_key, app)
         body["if_exists"] = "return"
         status, answer = await self.exchange("POST", "/v1/sessions", json=body)
-        return from_data(Session, answer), status == 201
+        return session_from_data(answer), status == 201
 
     async def get_session(self, session_id: str) -> Session:
-        return from_data(Session, await self.request("GET", f"/v1/sessions/{_seg(session_id)}"))
+        return session_from_data(await self.request("GET", f"/v1/sessions/{_seg(session_id)}"))
 
     async def get_session_by_key(self, external_key: str) -> Session:
         answer = await self.request("GET", "/v1/sessions/by-key", params={"key": external_key})
-        return from_data(Session, answer)
+        return session_from_data(answer)
 
     async def list_sessions(
         self,
@@ -254,11 +261,11 @@ class AsyncClient:
         }
         body = {k: v for k, v in given.items() if v is not UNSET}
         path = f"/v1/sessions/{_seg(session_id)}"
-        return from_data(Session, await self.request("PATCH", path, json=body))
+        return session_from_data(await self.request("PATCH", path, json=body))
 
     async def close_session(self, session_id: str) -> Session:
         path = f"/v1/sessions/{_seg(session_id)}/close"
-        return from_data(Session, await self.request("POST", path))
+        return session_from_data(await self.request("POST", path))
 
     async def delete_session(self, session_id: str) -> None:
         await self.request("DELETE", f"/v1/sessions/{_seg(session_id)}")

@@ -209,15 +209,15 @@ class SessionsPart(SqlBase):
     ) -> list[Session]:
         params = self._search_params(owner, metadata, project, ids, activity)
         async with self._db.read() as tx:
-            rows = await tx.all(
+            return await tx.records(
                 "search_sessions",
+                sessions_from_values,
                 **params,
                 sort=sort,
                 descending=descending,
                 limit=limit,
                 offset=offset,
             )
-        return [session_from_row(r, self._db.load_json) for r in rows]
 
     async def count_sessions(
         self,

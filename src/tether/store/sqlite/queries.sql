@@ -259,7 +259,10 @@ RETURNING *;
 -- LangGraph-style session search --------------------------------------------------------------
 
 -- name: search_sessions
-SELECT s.* FROM sessions AS s
+SELECT id, owner, title, status, created_at, updated_at, last_activity_at, ttl_seconds,
+       metadata, context, closed_at, run_count - deleted_runs AS run_count, input_tokens,
+       output_tokens, model_requests, external_key, app
+FROM sessions AS s
 WHERE s.owner = :owner
   AND (:ids IS NULL OR s.id IN (SELECT value FROM json_each(:ids)))
   AND (:metadata IS NULL OR NOT EXISTS (
