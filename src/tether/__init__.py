@@ -8,7 +8,7 @@ run = s.runs.create(goal="Analyse the failing tests", agent="echo").wait()
 print(run.status, run.started_at, run.ended_at, run.error)
 """
 
-import importlib
+import importlib as _importlib
 from typing import TYPE_CHECKING, Any
 
 from tether.core.errors import (
@@ -195,12 +195,12 @@ _SUBPACKAGES = ("runtime", "store")
 
 def __getattr__(name: str) -> Any:
     if name in _SUBPACKAGES:
-        return importlib.import_module(f"tether.{name}")  # binds tether.<name> too
+        return _importlib.import_module(f"tether.{name}")  # binds tether.<name> too
     home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module 'tether' has no attribute {name!r}")
     try:
-        module = importlib.import_module(home)
+        module = _importlib.import_module(home)
     except ModuleNotFoundError as exc:
         if home != "tether.client" or not exc.name or exc.name.startswith("tether"):
             raise

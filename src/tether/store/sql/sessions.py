@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from itertools import count
+from itertools import count, islice
 from typing import Any
 
 from tether.core.clock import to_iso
@@ -169,11 +169,21 @@ class SessionsPart(SqlBase):
         else:
             name = "list_sessions_after"
             params["cursor_at"], params["cursor_id"] = decode_cursor(cursor, int, str)
+        more = False
+
+        def page(rows: Iterable[Iterable[Any]]) -> list[Session]:
+            """The first limit sessions (the row after them, read to learn there is a next
+            page, is not decoded)."""
+            nonlocal more
+            rest = iter(rows)
+            found = sessions_from_values(islice(rest, limit))
+            more = next(rest, None) is not None
+            return found
+
         async with self._db.read() as tx:
-            sessions = await tx.records(name, sessions_from_values, **params)
+            sessions = await tx.records(name, page, **params)
         next_cursor = None
-        if len(sessions) > limit:
-            del sessions[limit:]
+        if more:
             last = sessions[-1]
             next_cursor = encode_cursor(to_us(last.last_activity_at), last.id)
         return Page(sessions, next_cursor)
