@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.new_messages import NEW_MESSAGE
 from tests.support import OWNER, Factory
 from tether.core.clock import ManualClock
 from tether.core.event import EventType
@@ -22,25 +23,7 @@ from tether.core.serde import to_data
 from tether.store.factory import open_store
 from tether.store.sql.store import SqlStore
 
-TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=8,
-)
-OBJECTS = st.dictionaries(TEXT, VALUES, max_size=4)
-MESSAGES = st.lists(
-    st.builds(NewMessage, st.sampled_from(list(Role)), TEXT, OBJECTS, st.none() | OBJECTS),
-    min_size=2,
-    max_size=6,
-)
+MESSAGES = st.lists(NEW_MESSAGE, min_size=2, max_size=6)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.new_messages import NEW_MESSAGE
 from tests.sqlite.test_migrations import _at_version_before
 from tests.support import OWNER, Factory
 from tether.core.clock import ManualClock
@@ -28,21 +29,7 @@ from tether.store.copy import copy_store
 from tether.store.factory import open_store
 from tether.store.sql.store import SqlStore
 
-TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | TEXT
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=8,
-)
-OBJECTS = st.dictionaries(TEXT, VALUES, max_size=4)
-MESSAGE = st.builds(NewMessage, st.sampled_from(list(Role)), TEXT, OBJECTS, st.none() | OBJECTS)
+MESSAGE = NEW_MESSAGE
 #: Steps between appends: whole seconds too (a time without microseconds reads without them).
 STEPS = st.sampled_from([0, 1, 123, 999_999, 1_000_000, 3_000_000])
 
