@@ -5,6 +5,7 @@ times it)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -39,8 +40,16 @@ sys.meta_path.insert(0, NoHttpx())
 
 def printed_by(code: str) -> Any:
     """What `code`, run in a fresh interpreter, printed last (as JSON)."""
+    # Without coverage's start-up in the child (the suite's --cov measures subprocesses, and
+    # coverage itself imports sqlite3): what is loaded is then what a user's interpreter loads.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
