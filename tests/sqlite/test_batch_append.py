@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,18 +18,9 @@ from tether.core.clock import ManualClock
 from tether.core.event import EventType
 from tether.core.message import NewMessage, Role
 from tether.core.serde import to_data
-from tether.store.factory import open_store
 from tether.store.sql.store import SqlStore
 
 MESSAGES = st.lists(NEW_MESSAGE, min_size=2, max_size=6)
-
-
-@pytest.fixture
-def sqlite_store(tmp_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[SqlStore]:
-    store = open_store(str(tmp_path / "t.db"))
-    assert isinstance(store, SqlStore)
-    yield store
-    loop.run_until_complete(store.close())
 
 
 def _stored(store: SqlStore, session_id: str) -> tuple[list[tuple[Any, ...]], list[str]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +38,6 @@ WHERE e.data LIKE '{"message_seq":%' AND NOT EXISTS (
     SELECT 1 FROM messages AS m
     WHERE m.session_id = e.session_id AND m.seq = CAST(substr(e.data, 16) AS INTEGER))"""
 REFS = """SELECT count(*) FROM events WHERE data LIKE '{"message_seq":%'"""
-
-
-@pytest.fixture
-def sqlite_store(tmp_path: Path, loop: asyncio.AbstractEventLoop) -> Iterator[SqlStore]:
-    store = open_store(str(tmp_path / "t.db"))
-    assert isinstance(store, SqlStore)
-    yield store
-    loop.run_until_complete(store.close())
 
 
 def _count(store: SqlStore, sql: str) -> int:

@@ -83,8 +83,7 @@ def message_page(messages: Iterable[Message], next_cursor: str | None = None) ->
             f'"item":{"null" if item is None else encode(item)},'
             f'"removed_at":{gone}}}'
         )
-    body = f'{{"data":[{",".join(parts)}],"next_cursor":{encode(next_cursor)}}}'
-    return Response(body.encode("utf-8"), media_type="application/json")
+    return _page_response(parts, next_cursor)
 
 
 def session_page(sessions: Iterable[Session], next_cursor: str | None = None) -> Response:
@@ -127,7 +126,12 @@ def session_page(sessions: Iterable[Session], next_cursor: str | None = None) ->
             f'"app":{"null" if app is None else string(app)},'
             f'"context":{project_json},"expires_at":{expires_at}}}'
         )
-    body = f'{{"data":[{",".join(parts)}],"next_cursor":{encode(next_cursor)}}}'
+    return _page_response(parts, next_cursor)
+
+
+def _page_response(records: list[str], next_cursor: str | None) -> Response:
+    """A page of records already written as JSON: ``{"data": [...], "next_cursor": ...}``."""
+    body = f'{{"data":[{",".join(records)}],"next_cursor":{_encode(next_cursor)}}}'
     return Response(body.encode("utf-8"), media_type="application/json")
 
 
