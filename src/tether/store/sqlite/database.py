@@ -125,6 +125,10 @@ class _Tx:
         await self._db.call(conn, lambda: conn.executemany(sql, rows), query)
 
     async def later(self, query: str, /, **params: Any) -> None:
+        await self._execute(query, params)
+
+    async def _execute(self, query: str, params: dict[str, Any]) -> None:
+        """Run the named query with params (a dict of its own: SQLite binds it as it is)."""
         sql, conn = self._statement(query, params), self._conn
         try:  # (db.call, inlined)
             conn.execute(sql, params)
@@ -149,9 +153,12 @@ class _Tx:
             "run_id": run_id,
             "created_at": created_at,
         }
+        if len(data) == 1:  # (most appends: the parameters in one dict, run as later runs it)
+            shared["data"] = data[0]
+            await self._execute("insert_event", shared)
+            return
         await self.run("insert_event", **shared, data=data[0])
-        if len(data) > 1:  # (JSON texts: no NUL in them)
-            await self._insert("insert_events", data[1:], shared)
+        await self._insert("insert_events", data[1:], shared)  # (JSON texts: no NUL in them)
 
     async def _insert(self, query: str, values: list[Any], params: dict[str, Any]) -> None:
         """Run the named INSERT … VALUES (row) for every row of values (the values the ? of
@@ -188,12 +195,17 @@ class _Write:
 
     async def __aenter__(self) -> _Tx:
         db = self._db
-        await db._lock.acquire()
+        if not db._lock.take():
+            await db._lock.acquire()
         try:
             db._check_open()
             if db._group is not None and db._group.failed is not None:
                 raise StoreUnavailable(db._group.failed)
-            await db.call(db._conn, lambda: db._conn.execute("BEGIN IMMEDIATE"), "begin")
+            conn = db._conn
+            try:  # (db.call, inlined: every write begins here)
+                conn.execute("BEGIN IMMEDIATE")
+            except _FAILURES as exc:
+                await db.after(exc, conn, partial(conn.execute, "BEGIN IMMEDIATE"), "begin")
         except BaseException:
             db._abandon()
             raise
@@ -207,8 +219,12 @@ class _Write:
             if exc_type is not None:
                 db._conn.rollback()
                 return
+            conn = db._conn
             try:
-                await db.call(db._conn, lambda: db._conn.execute("COMMIT"), "commit")
+                try:  # (db.call, inlined)
+                    conn.execute("COMMIT")
+                except _FAILURES as exc:
+                    await db.after(exc, conn, partial(conn.execute, "COMMIT"), "commit")
             except BaseException:
                 db._conn.rollback()  # never leave the shared connection inside a transaction
                 raise
