@@ -5,12 +5,13 @@ process, and a reader for everything outside write transactions (in memory, one 
 both). Write transactions use BEGIN IMMEDIATE so writers in other processes queue on the file
 lock instead of failing mid-transaction.
 
-Statements run inline (no thread hop) as long as SQLite can run them at once: a committed append
-costs about as much as a bare INSERT + COMMIT. When the file is busy (another process holds its
-write lock), the statement is handed to a waiting thread that retries it for up to
-``BUSY_SECONDS``, so the event loop never blocks on the lock: other requests, SSE heartbeats and
-lease renewals go on (reads on the reader connection, other writes queued behind this one). A
-write that cannot get the lock in time fails with StoreUnavailable (HTTP 503).
+Statements run inline (no thread hop) as long as SQLite can run them at once; a single message
+append runs its statements in one call (append_message) when nothing has to wait. When the file
+is busy (another process holds its write lock), the statement is handed to a waiting thread that
+retries it for up to ``BUSY_SECONDS``, so the event loop never blocks on the lock: other
+requests, SSE heartbeats and lease renewals go on (reads on the reader connection, other writes
+queued behind this one). A write that cannot get the lock in time fails with StoreUnavailable
+(HTTP 503).
 
 At durability ``full`` each COMMIT flushes the WAL (``synchronous=FULL``: the least latency for
 one writer), unless the database is opened with ``group_commit`` (``tether serve`` and ``tether
