@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
+import tether
 from tests.support import OWNER, Factory
 from tether.core.clock import ManualClock
 from tether.core.errors import NotFound, SessionClosed, SessionExpired, StoreError
 from tether.core.message import Role
+from tether.runtime.service import Service
 from tether.store.changes import session_topic
 from tether.store.sql.store import SqlStore
 
@@ -160,3 +165,29 @@ def test_one_call_takes_event_ids_after_the_highest_ever_deleted_and_announces(
     assert told == [("message.added", 1), ("message.added", 2)]
     woken = sqlite_store.changes.wait([session_topic(session.id)], 0, since=seen)
     assert loop.run_until_complete(woken)  # published after the commit: a waiter wakes
+
+
+def test_threads_appending_to_one_session_get_every_seq_once_each_with_its_event(
+    tmp_path: Path,
+) -> None:
+    # Threads contend for the writer: some appends take the one call, the others (the lock
+    # held) wait in a write transaction; every seq is taken once, with its own event.
+    tt = tether.open(tmp_path / "t.db", owner=OWNER, worker=False)
+    try:
+        session = tt.sessions.create(title="threads")
+        barrier = threading.Barrier(4)
+
+        def add(n: int) -> list[int]:
+            barrier.wait()
+            return [session.messages.add("user", f"{n}-{i}").seq for i in range(50)]
+
+        with ThreadPoolExecutor(4) as pool:
+            seqs = [seq for got in pool.map(add, range(4)) for seq in got]
+        backend = tt.async_backend
+        assert isinstance(backend, Service) and isinstance(backend.store, SqlStore)
+        store = backend.store
+        stored, data, count = _stored(store, session.id)
+    finally:
+        tt.close()
+    assert sorted(seqs) == stored == list(range(1, 201)) and count == 200
+    assert data == [f'{{"message_seq":{seq}}}' for seq in range(1, 201)]
