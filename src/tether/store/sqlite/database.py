@@ -128,10 +128,6 @@ class _Tx:
         await self._db.call(conn, lambda: conn.executemany(sql, rows), query)
 
     async def later(self, query: str, /, **params: Any) -> None:
-        await self._execute(query, params)
-
-    async def _execute(self, query: str, params: dict[str, Any]) -> None:
-        """Run the named query with params (a dict of its own: SQLite binds it as it is)."""
         sql, conn = self._statement(query, params), self._conn
         try:  # (db.call, inlined)
             conn.execute(sql, params)
@@ -156,12 +152,9 @@ class _Tx:
             "run_id": run_id,
             "created_at": created_at,
         }
-        if len(data) == 1:  # (most appends: the parameters in one dict, run as later runs it)
-            shared["data"] = data[0]
-            await self._execute("insert_event", shared)
-            return
         await self.run("insert_event", **shared, data=data[0])
-        await self._insert("insert_events", data[1:], shared)  # (JSON texts: no NUL in them)
+        if len(data) > 1:  # (JSON texts: no NUL in them)
+            await self._insert("insert_events", data[1:], shared)
 
     async def _insert(self, query: str, values: list[Any], params: dict[str, Any]) -> None:
         """Run the named INSERT … VALUES (row) for every row of values (the values the ? of
@@ -326,10 +319,10 @@ class SqliteDatabase:
 
     def append_message(self, message: dict[str, Any], owner: str | None) -> Row | None:
         """The single append's statements in one call of the caller's thread, as a write
-        transaction runs them (a third cheaper than through it, where every statement is an
-        await): only when the writer is free (no group commit), the file not locked by another
-        process, every value storable and the session active; else nothing is written and the
-        general path waits or raises why."""
+        transaction runs them but without its awaits, keyword dicts and closures: only when the
+        writer is free (no group commit), the file not locked by another process, every value
+        storable and the session active; else nothing is written and the general path waits or
+        raises why."""
         if self._group is not None or self._closed or not self._lock.take():
             return None
         conn = self._conn
