@@ -86,3 +86,17 @@ def test_threads_and_loops_share_it() -> None:
     for thread in threads:
         thread.join()
     assert most == 1
+
+
+async def test_take_takes_only_a_free_lock_and_never_jumps_the_queue() -> None:
+    lock = ConnectionLock()
+    assert lock.take()
+    assert not lock.take()  # held: no waiting, no place in the queue
+    waiter = asyncio.create_task(lock.acquire())
+    await asyncio.sleep(0)
+    lock.release()  # handed to the waiter, not freed
+    assert not lock.take()
+    await waiter
+    lock.release()
+    assert lock.take()
+    lock.release()

@@ -291,6 +291,10 @@ class PostgresDatabase:
         await self._open()
         yield _Reader(self)
 
+    def append_message(self, message: dict[str, Any], owner: str | None) -> Row | None:
+        """None: an append is a pipelined transaction here (the general path)."""
+        return None
+
     def dump_json(self, value: Any) -> str | None:
         if value is None:
             return None

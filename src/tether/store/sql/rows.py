@@ -568,3 +568,9 @@ def _message_data(row: Row, load: LoadJson, event_at: datetime) -> dict[str, Any
         "item": None if item is None else load(item),
         "removed_at": None,
     }
+
+
+def message_event_ref(seq: int) -> str:
+    """The data of one message.added event by reference (message_event_refs' text for the
+    message of seq)."""
+    return f'{{"message_seq":{seq}}}'

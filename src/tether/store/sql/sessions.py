@@ -20,7 +20,7 @@ from tether.core.status import SessionStatus
 from tether.store.base import UNSET, SessionSort, Unset
 from tether.store.changes import session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
-from tether.store.sql.common import SqlBase
+from tether.store.sql.common import SqlBase, event_topics
 from tether.store.sql.database import ReadTx, Row, Tx
 from tether.store.sql.rows import (
     MAX_SEQ,
@@ -387,6 +387,23 @@ class SessionsPart(SqlBase):
         metadata: dict[str, Any] | None = None,
         item: dict[str, Any] | None = None,
     ) -> Message:
+        metadata = metadata or {}
+        at = to_us(now)
+        if self._db.message_refs and at >= 0:  # (the event by reference, as _message_events)
+            row = {
+                "id": None,
+                "session_id": session_id,
+                "seq": None,
+                "role": role._value_,
+                "content": content,
+                "run_id": run_id,
+                "metadata": self._j(metadata),
+                "created_at": at,
+                "item": self._j(item),
+            }
+            touched = self._db.append_message(row, owner)
+            if touched is not None:
+                return self._announced_message(row, touched["owner"], role, now, metadata, item)
         async with self._db.write() as tx:
             touched = await self._touch_active(tx, session_id, owner=owner, now=now, add_messages=1)
             message = new_message(
@@ -397,11 +414,40 @@ class SessionsPart(SqlBase):
                 content,
                 now,
                 run_id,
-                metadata or {},
+                metadata,
                 item,
                 None,
             )
             await self._insert_message(tx, message, touched["owner"])
+        return message
+
+    def _announced_message(
+        self,
+        row: dict[str, Any],
+        owner: str,
+        role: Role,
+        now: datetime,
+        metadata: dict[str, Any],
+        item: dict[str, Any] | None,
+    ) -> Message:
+        """The message Database.append_message committed (row: its parameters, id and seq
+        filled in), announced as a write transaction announces its event (_encoded_events)."""
+        message = new_message(
+            row["id"],
+            row["session_id"],
+            row["seq"],
+            role,
+            row["content"],
+            now,
+            row["run_id"],
+            metadata,
+            item,
+            None,
+        )
+        type_ = EventType.MESSAGE_ADDED
+        self._db.changes.publish(event_topics(type_, owner, message.session_id, message.run_id))
+        if self._observers:
+            self._tell_all(type_, [{"message": message}])
         return message
 
     async def add_messages(

@@ -5,12 +5,13 @@ process, and a reader for everything outside write transactions (in memory, one 
 both). Write transactions use BEGIN IMMEDIATE so writers in other processes queue on the file
 lock instead of failing mid-transaction.
 
-Statements run inline (no thread hop) as long as SQLite can run them at once: a committed append
-costs about as much as a bare INSERT + COMMIT. When the file is busy (another process holds its
-write lock), the statement is handed to a waiting thread that retries it for up to
-``BUSY_SECONDS``, so the event loop never blocks on the lock: other requests, SSE heartbeats and
-lease renewals go on (reads on the reader connection, other writes queued behind this one). A
-write that cannot get the lock in time fails with StoreUnavailable (HTTP 503).
+Statements run inline (no thread hop) as long as SQLite can run them at once; a single message
+append runs its statements in one call (append_message) when nothing has to wait. When the file
+is busy (another process holds its write lock), the statement is handed to a waiting thread that
+retries it for up to ``BUSY_SECONDS``, so the event loop never blocks on the lock: other
+requests, SSE heartbeats and lease renewals go on (reads on the reader connection, other writes
+queued behind this one). A write that cannot get the lock in time fails with StoreUnavailable
+(HTTP 503).
 
 At durability ``full`` each COMMIT flushes the WAL (``synchronous=FULL``: the least latency for
 one writer), unless the database is opened with ``group_commit`` (``tether serve`` and ``tether
@@ -34,11 +35,13 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from tether.core.errors import StoreError, StoreUnavailable, UsageError
+from tether.core.ids import new_id
 from tether.store.changes import ChangeFeed
 from tether.store.factory import check_durability
 from tether.store.migrate import Migration, load_migrations, pending
 from tether.store.sql.database import Events, Row
 from tether.store.sql.queries import load_queries
+from tether.store.sql.rows import message_event_ref
 from tether.store.sql.text import check_json, check_params, check_values, not_unicode
 from tether.store.sqlite.flush import GroupCommit
 from tether.store.sqlite.lock import ConnectionLock
@@ -188,12 +191,17 @@ class _Write:
 
     async def __aenter__(self) -> _Tx:
         db = self._db
-        await db._lock.acquire()
+        if not db._lock.take():
+            await db._lock.acquire()
         try:
             db._check_open()
             if db._group is not None and db._group.failed is not None:
                 raise StoreUnavailable(db._group.failed)
-            await db.call(db._conn, lambda: db._conn.execute("BEGIN IMMEDIATE"), "begin")
+            conn = db._conn
+            try:  # (db.call, inlined: every write begins here)
+                conn.execute("BEGIN IMMEDIATE")
+            except _FAILURES as exc:
+                await db.after(exc, conn, partial(conn.execute, "BEGIN IMMEDIATE"), "begin")
         except BaseException:
             db._abandon()
             raise
@@ -207,8 +215,12 @@ class _Write:
             if exc_type is not None:
                 db._conn.rollback()
                 return
+            conn = db._conn
             try:
-                await db.call(db._conn, lambda: db._conn.execute("COMMIT"), "commit")
+                try:  # (db.call, inlined)
+                    conn.execute("COMMIT")
+                except _FAILURES as exc:
+                    await db.after(exc, conn, partial(conn.execute, "COMMIT"), "commit")
             except BaseException:
                 db._conn.rollback()  # never leave the shared connection inside a transaction
                 raise
@@ -304,6 +316,61 @@ class SqliteDatabase:
     async def write_one(self, query: str, /, **params: Any) -> Row | None:
         async with self.write() as tx:
             return await tx.one(query, **params)
+
+    def append_message(self, message: dict[str, Any], owner: str | None) -> Row | None:
+        """The single append's statements in one call of the caller's thread, as a write
+        transaction runs them but without its awaits, keyword dicts and closures: only when the
+        writer is free (no group commit), the file not locked by another process, every value
+        storable and the session active; else nothing is written and the general path waits or
+        raises why."""
+        if self._group is not None or self._closed or not self._lock.take():
+            return None
+        conn = self._conn
+        try:
+            try:
+                check_params(message)
+                conn.execute("BEGIN IMMEDIATE")
+            except (UsageError, sqlite3.Error):
+                if conn.in_transaction:
+                    conn.rollback()
+                return None  # (a NUL: the general path refuses it; busy: it waits, off the loop)
+            try:
+                touched: Row | None = conn.execute(
+                    _QUERIES["touch_active_session"],
+                    {
+                        "id": message["session_id"],
+                        "owner": owner,
+                        "now": message["created_at"],
+                        "add_messages": 1,
+                        "add_runs": 0,
+                    },
+                ).fetchone()
+                if touched is None:
+                    conn.rollback()
+                    return None  # (the general path says why: closed, expired, not found)
+                seq = touched["message_count"]
+                message["id"], message["seq"] = new_id(), seq
+                conn.execute(_QUERIES["insert_message"], message)
+                event = {
+                    "type": "message.added",
+                    "owner": touched["owner"],
+                    "session_id": message["session_id"],
+                    "run_id": message["run_id"],
+                    "data": message_event_ref(seq),
+                    "created_at": message["created_at"],
+                }
+                conn.execute(_QUERIES["insert_event"], event)
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                conn.rollback()
+                if isinstance(exc, UnicodeEncodeError):
+                    raise not_unicode(exc) from exc
+                if isinstance(exc, sqlite3.Error):
+                    raise _store_error("append_message", exc) from exc
+                raise
+        finally:
+            self._lock.release()
+        return touched
 
     def dump_json(self, value: Any) -> str | None:
         if value is None:
