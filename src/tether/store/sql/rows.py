@@ -86,7 +86,7 @@ _SESSION_STATUS = {s.value: s for s in SessionStatus}
 
 
 def session_from_row(row: Row, load: LoadJson) -> Session:
-    return Session(
+    return new_session(
         id=row["id"],
         owner=row["owner"],
         title=row["title"],
