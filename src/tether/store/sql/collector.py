@@ -2,7 +2,7 @@
 
 A read of thousands of records allocates thousands of tracked objects (a row's tuple, a
 record), and every 700 of them start a collection that walks the young ones again, and now
-and then the whole heap: a tenth to a fifth of such a read's time, garbage none of it. So
+and then older ones: 7 % of reading 1,000 messages, 13 % of 10,000, garbage none of it. So
 ``ReadTx.records`` runs its fetch and decoding with the collector off, as ``gc.disable`` does,
 for that call only (a few milliseconds at most for a page of 1,000 records).
 

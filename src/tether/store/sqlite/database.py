@@ -102,8 +102,8 @@ class _Tx:
         def fetch() -> list[T]:
             cursor = conn.cursor()
             cursor.row_factory = None  # plain tuples
-            # Every row fetched, then decoded: each loop stays in its own code, a fifth cheaper
-            # than decoding each row as the cursor steps to it.
+            # Every row fetched, then decoded: two loops each in its own code, up to a tenth
+            # cheaper than decoding each row as the cursor steps to it.
             return decode(cursor.execute(sql, params).fetchall())
 
         return await self._db.call(conn, lambda: uncollected(fetch), query)
