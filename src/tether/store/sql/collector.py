@@ -3,8 +3,9 @@
 A read of thousands of records allocates thousands of tracked objects (a row's tuple, a
 record), and every 700 of them start a collection that walks the young ones again, and now
 and then older ones: 7 % of reading 1,000 messages, 13 % of 10,000, garbage none of it. So
-``ReadTx.records`` runs its fetch and decoding with the collector off, as ``gc.disable`` does,
-for that call only (a few milliseconds at most for a page of 1,000 records).
+``ReadTx.records`` fetches and decodes a statement's rows with the collector off, as
+``gc.disable`` does, for that call only: once the statement runs (never while it waits for a
+busy file), a few milliseconds for a page of 1,000 records (the library's largest).
 
 The collector's switch is the process's, not the thread's: while one read holds it off,
 allocations in other threads start no collection either (they start one as soon as it is back
