@@ -70,6 +70,11 @@ class Session:
 
     def as_of(self, now: datetime) -> Session:
         """The session as it stands at now: expiry is exact on every read."""
-        if self.status is SessionStatus.ACTIVE and self.is_expired_at(now):
+        ttl = self.ttl_seconds  # (is_expired_at, inlined: every session of a listing)
+        if (
+            self.status is SessionStatus.ACTIVE
+            and ttl is not None
+            and now >= self.last_activity_at + timedelta(0, ttl)
+        ):
             return replace(self, status=SessionStatus.EXPIRED)
         return self

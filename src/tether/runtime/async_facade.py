@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Generator, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar, Unpack
+from typing import Any, Unpack
 
 from tether.core.clock import Clock
 from tether.core.errors import NotFound, UsageError
@@ -28,7 +28,8 @@ from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
 from tether.runtime.executor import ModelResolver
-from tether.runtime.handles import field_values, page_size
+from tether.runtime.handles import bind as _bind
+from tether.runtime.handles import page_size
 from tether.runtime.models.catalog import model_catalog
 from tether.runtime.renames import project_arg
 from tether.runtime.schedule_views import AsyncSchedules
@@ -36,14 +37,6 @@ from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.worker import Worker
 from tether.store.base import UNSET, Store, Unset
-
-H = TypeVar("H")
-
-
-def _bind(cls: type[H], record: Any, tt: AsyncTether) -> H:
-    handle = cls(*field_values(record))
-    object.__setattr__(handle, "_tt", tt)
-    return handle
 
 
 async def _all_pages(fetch: Any, limit: int | None = None) -> list[Any]:

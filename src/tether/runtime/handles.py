@@ -12,9 +12,9 @@ if TYPE_CHECKING:
     from tether.runtime.facade import Tether
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from operator import attrgetter
 from typing import Any, TypeVar, Unpack
 
 from tether.core.errors import UsageError
@@ -31,25 +31,27 @@ from tether.runtime.renames import project_arg
 from tether.store.base import UNSET, Unset
 
 T = TypeVar("T")
+_new = object.__new__
 
 
-#: Per record type, a getter of all its fields in order (a handle has the same fields).
-_FIELDS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+#: Per handle class, its record's fields as (slot getter, slot setter) pairs, in order.
+_SLOTS: dict[type, list[tuple[Callable[[Any], Any], Callable[[Any, Any], None]]]] = {}
 
 
-def field_values(record: Any) -> tuple[Any, ...]:
-    """Every field of a record, in order: the arguments that build its handle."""
-    fields = _FIELDS.get(type(record))
-    if fields is None:
-        names = [f.name for f in dataclasses.fields(record)]
-        fields = _FIELDS[type(record)] = attrgetter(*names)
-    return fields(record)
-
-
-def _bind(cls: type[Any], record: Any, tt: Tether) -> Any:
-    handle = cls(*field_values(record))
+def bind(cls: type[T], record: Any, tt: Any) -> T:
+    """A cls (a handle: record's class with a _tt slot) holding record's fields and tt, copied
+    slot to slot: a third cheaper than the frozen dataclass's __init__, which sets each field
+    through object.__setattr__ (the records have no __post_init__ to run again)."""
+    slots = _SLOTS.get(cls)
+    if slots is None:
+        found = [inspect.getattr_static(cls, f.name) for f in dataclasses.fields(record)]
+        slots = _SLOTS[cls] = [(slot.__get__, slot.__set__) for slot in found]
+    handle = _new(cls)
+    for get, set_ in slots:
+        set_(handle, get(record))
     object.__setattr__(handle, "_tt", tt)
-    return handle
+    made: T = handle
+    return made
 
 
 def page_size(limit: int | None) -> int:
@@ -76,8 +78,7 @@ class SessionHandle(Session):
 
     @classmethod
     def bind(cls, session: Session, tt: Tether) -> SessionHandle:
-        handle: SessionHandle = _bind(cls, session, tt)
-        return handle
+        return bind(cls, session, tt)
 
     @property
     def memory(self) -> SessionMemory:
@@ -307,8 +308,7 @@ class RunHandle(Run):
 
     @classmethod
     def bind(cls, run: Run, tt: Tether) -> RunHandle:
-        handle: RunHandle = _bind(cls, run, tt)
-        return handle
+        return bind(cls, run, tt)
 
     def wait(self, timeout: float | None = None) -> RunHandle:
         """Block until the run is terminal or waiting for a person (or timeout passes)."""

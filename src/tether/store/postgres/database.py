@@ -43,6 +43,7 @@ from tether.store.changes import ChangeFeed
 from tether.store.factory import redact_url
 from tether.store.migrate import load_migrations, pending
 from tether.store.postgres.listener import Listener, notify_payloads
+from tether.store.sql.collector import uncollected
 from tether.store.sql.database import Events, Row
 from tether.store.sql.queries import load_queries
 from tether.store.sql.text import NUL_REFUSED, check_json, check_values, not_unicode
@@ -91,7 +92,8 @@ class _Reader:
     async def records(
         self, query: str, decode: Callable[[Iterable[Any]], list[T]], /, **params: Any
     ) -> list[T]:
-        return decode(row.values() for row in await self._db.fetch(_QUERIES[query], params))
+        rows = await self._db.fetch(_QUERIES[query], params)
+        return uncollected(lambda: decode(row.values() for row in rows))
 
     async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
         """The reads in one round trip, on one connection (each its own snapshot)."""
@@ -134,7 +136,8 @@ class _Tx:
     async def records(
         self, query: str, decode: Callable[[Iterable[Any]], list[T]], /, **params: Any
     ) -> list[T]:
-        return decode(row.values() for row in await self.all(query, **params))
+        rows = await self.all(query, **params)
+        return uncollected(lambda: decode(row.values() for row in rows))
 
     async def run(self, query: str, /, **params: Any) -> int:
         cur = await self._execute(query, params)

@@ -38,7 +38,7 @@ class ReadTx(Protocol):
         self, query: str, decode: Callable[[Iterable[Any]], list[T]], /, **params: Any
     ) -> list[T]:
         """decode(the rows of a named query, each its values in column order): for reads of
-        many rows, decoded in one pass as they are fetched."""
+        many rows, decoded in one pass, with the garbage collector paused (collector.py)."""
 
     async def batch(self, calls: list[tuple[str, dict[str, Any]]], /) -> list[list[Row]]:
         """Several named queries (name, parameters), in order: the rows of each. PostgreSQL

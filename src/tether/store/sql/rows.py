@@ -86,7 +86,7 @@ _SESSION_STATUS = {s.value: s for s in SessionStatus}
 
 
 def session_from_row(row: Row, load: LoadJson) -> Session:
-    return Session(
+    return new_session(
         id=row["id"],
         owner=row["owner"],
         title=row["title"],
@@ -391,10 +391,9 @@ def messages_from_values(session_id: str, rows: Iterable[Iterable[Any]]) -> list
     """The messages of one session from the values of rows of CONVERSATION_COLUMNS, in
     column order (metadata as its JSON text or NULL, item as its JSON text: decoded as both
     backends' load_json would). One loop makes them all, as new_message does, calling nothing
-    per row but what a row needs; given a cursor, each row's tuple is freed once decoded
-    (fewer objects alive, fewer passes of the garbage collector). Messages appended together
-    share their time (one add_many, a framework's turn): one datetime serves each run of
-    equal times, as their append returned them."""
+    per row but what a row needs. Messages appended together share their time (one
+    add_many, a framework's turn): one datetime serves each run of equal times, as their
+    append returned them."""
     messages: list[Message] = []
     append = messages.append
     roles, loads, new, slots = _ROLES, _loads, _new, _MessageSlots

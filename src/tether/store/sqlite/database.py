@@ -39,6 +39,7 @@ from tether.core.ids import new_id
 from tether.store.changes import ChangeFeed
 from tether.store.factory import check_durability
 from tether.store.migrate import Migration, load_migrations, pending
+from tether.store.sql.collector import uncollected
 from tether.store.sql.database import Events, Row
 from tether.store.sql.queries import load_queries
 from tether.store.sql.rows import message_event_ref
@@ -103,8 +104,11 @@ class _Tx:
 
         def fetch() -> list[T]:
             cursor = conn.cursor()
-            cursor.row_factory = None  # plain tuples, each freed once decode has read it
-            return decode(cursor.execute(sql, params))
+            cursor.row_factory = None  # plain tuples
+            rows = cursor.execute(sql, params)  # (waits for a busy file: collector untouched)
+            # Every row fetched, then decoded: two loops each in its own code, up to a tenth
+            # cheaper than decoding each row as the cursor steps to it.
+            return uncollected(lambda: decode(rows.fetchall()))
 
         return await self._db.call(conn, fetch, query)
 
