@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli import durations
 from tether.cli.app import (
@@ -191,6 +190,8 @@ def serve(
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
     import asyncio
+
+    from tether import telemetry
 
     try:
         from tether.api.server import serve as run

@@ -23,9 +23,9 @@ from tether.core.message import Message, Role
 from tether.core.run import Run, RunSummary
 from tether.core.session import Session
 from tether.core.step import Step
+from tether.runtime.settings import DEFAULT_BUDGET_TOKENS
 from tether.store.base import Store
 from tether.store.cursors import encode_cursor
-from tether.runtime.settings import DEFAULT_BUDGET_TOKENS
 from tether.store.run_start import ContextSources, SourceLimits
 
 #: Share of the budget each bounded part may take at most; messages get what is left.
