@@ -5,6 +5,7 @@ command's start-up (--help, --version) none of the runtime or the store."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 
@@ -13,6 +14,8 @@ import pytest
 import tether
 from tests.unit.test_light_import import printed_by
 from tether.runtime.builtin import AGENTS
+from tether.runtime.builtin.coder.policy import OfflineCoderModel
+from tether.runtime.models.catalog import model_catalog
 
 #: What only running an agent needs (each, and its submodules).
 RUN_MACHINERY = (
@@ -21,6 +24,8 @@ RUN_MACHINERY = (
     "tether.runtime.tools",
     "tether.runtime.run_context",
     "tether.runtime.model_agent",
+    "tether.runtime.models.base",
+    "tether.runtime.builtin.coder.policy",
     "tether.runtime.builtin.echo",
     "tether.runtime.builtin.coder.agent",
     "tether.runtime.builtin.coder.workspace",
@@ -121,3 +126,13 @@ def test_the_coder_package_names_load_on_first_use() -> None:
     assert all(getattr(package, name) is not None for name in package.__all__)
     with pytest.raises(AttributeError):
         package.nothing  # noqa: B018
+
+
+def test_the_catalogs_offline_model_answers_as_the_policy_does() -> None:
+    offline = model_catalog({}).models["offline"]
+    messages = [{"role": "user", "content": "Analyse the failing tests"}]
+    tools = [{"name": "run_command", "description": "", "parameters": {}}]
+    ours = asyncio.run(offline.complete(messages, tools))
+    policy = OfflineCoderModel()
+    assert offline.name == policy.name
+    assert ours == asyncio.run(policy.complete(messages, tools))
