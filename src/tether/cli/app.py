@@ -12,20 +12,19 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from tether.core.errors import TetherError, UsageError
-from tether.core.serde import to_data
-from tether.core.session import Session
-from tether.runtime.facade import Tether
-from tether.runtime.facade import open as open_tether
-from tether.runtime.handles import SessionHandle
 from tether.runtime.settings import RuntimeSettings
 from tether.store.factory import DEFAULT_DB, check_url, is_postgres, sqlite_path
+
+if TYPE_CHECKING:  # the runtime and the store load when a command opens them, not at start-up
+    from tether.runtime.facade import Tether
+    from tether.runtime.handles import SessionHandle
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -133,6 +132,8 @@ def open_db(
     settings: RuntimeSettings | None = None,
 ) -> Tether:
     """Open the database as owner; refuse a missing SQLite file unless create."""
+    from tether.runtime.facade import open as open_tether
+
     check_url(db)
     if not is_postgres(db):
         path = sqlite_path(db)
@@ -222,6 +223,9 @@ def _from_command_line(ctx: typer.Context, name: str) -> bool:
 def data_of(value: Any) -> Any:
     """A record (or a list of them) as --json prints it: as the HTTP API does, a session
     carries its ``expires_at``."""
+    from tether.core.serde import to_data
+    from tether.core.session import Session
+
     if isinstance(value, Session):
         out: dict[str, Any] = to_data(value)
         out["expires_at"] = to_data(value.expires_at)

@@ -4,7 +4,7 @@ add``, and what ``runs resume`` and ``runs show`` say besides the record."""
 from __future__ import annotations
 
 import json as json_module
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,10 +23,13 @@ from tether.cli.app import (
     with_target,
 )
 from tether.core.errors import NotFound
-from tether.core.run import IfBusy, Run
+from tether.core.run import IfBusy  # a parameter's type: Typer reads it
 from tether.core.serde import to_data
-from tether.runtime.facade import Tether
-from tether.runtime.handles import RunHandle
+
+if TYPE_CHECKING:
+    from tether.core.run import Run
+    from tether.runtime.facade import Tether
+    from tether.runtime.handles import RunHandle
 
 SessionArgument = Annotated[str, typer.Argument(help="The session's id (or its key, with --key).")]
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.table import Table
@@ -14,8 +13,10 @@ from tether.cli import render
 from tether.cli.app import DbOption, JsonOption, console, handles_errors, print_json
 from tether.cli.render import add_columns
 from tether.core.serde import to_data
-from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import DEFAULT_DB, open_store
+
+if TYPE_CHECKING:
+    from tether.runtime.api_keys import ApiKeys
 
 T = TypeVar("T")
 
@@ -23,6 +24,10 @@ keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=Tru
 
 
 def _with_keys(db: str, operation: Callable[[ApiKeys], Awaitable[T]]) -> T:
+    import asyncio
+
+    from tether.runtime.api_keys import ApiKeys
+
     async def main() -> T:
         store = open_store(db)
         try:

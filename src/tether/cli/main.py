@@ -6,12 +6,10 @@ import copy
 import json as json_module
 import math
 import os
-import shutil
 import sys
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -53,11 +51,13 @@ from tether.cli.schedules import schedules_app
 from tether.cli.serve import serve
 from tether.cli.tail import tail
 from tether.cli.webhooks import WebhookAllowOption, webhook_allow, webhooks_app
-from tether.core.run import Run
 from tether.core.serde import to_data
-from tether.core.session import Session
 from tether.runtime.settings import RuntimeSettings
 from tether.store.factory import DEFAULT_DB, check_durability, redact_url
+
+if TYPE_CHECKING:
+    from tether.core.run import Run
+    from tether.core.session import Session
 
 app = typer.Typer(
     name="tether",
@@ -122,6 +122,9 @@ def demo(
 ) -> None:
     """Play the seed scenario: one session, runs that analyse, fix and verify a real project
     (a temporary copy, removed at the end, unless --workspace keeps it)."""
+    import shutil
+    import tempfile
+
     from tether.demo.scenario import copy_project
 
     if workspace is not None and workspace.exists():
@@ -182,6 +185,8 @@ def _play_demo(db: str, project: Path, *, root: Path, kept: bool, json: bool) ->
 
 def _program() -> str:
     """How to call this command again: ``tether`` if that is on PATH, else the path used."""
+    import shutil
+
     used = sys.argv[0]
     if os.path.basename(used) == "tether" and shutil.which("tether") != os.path.abspath(used):
         return used
@@ -568,7 +573,7 @@ def worker(
 def main() -> None:
     """Run the command; a usage mistake is one line on stderr (exit 2), like every error."""
     try:
-        code = _narrowed(app, sys.argv[1:2])(standalone_mode=False)
+        code = _narrowed(app, sys.argv[1:3])(standalone_mode=False)
     except typer.Abort:
         err_console.print("[bold red]error:[/] interrupted", highlight=False)
         sys.exit(130)
@@ -586,15 +591,20 @@ def main() -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _narrowed(root: typer.Typer, first: list[str]) -> typer.Typer:
-    """root holding only the command or group the first argument names (the same command,
-    usage, help and errors: Typer builds every command it holds, reading each one's options,
-    at each start); root itself for anything else (no argument, an option, a mistake)."""
-    name = first[0] if first else None
+def _narrowed(root: typer.Typer, names: list[str]) -> typer.Typer:
+    """root holding only the command or group the first of names names, and that group only
+    the command the next one names (the same command, usage, help and errors: Typer builds
+    every command it holds, reading each one's options, at each start); root itself for
+    anything else (no argument, an option, a mistake)."""
+    name = names[0] if names else None
     groups = [g for g in root.registered_groups if g.name == name]
     commands = [c for c in root.registered_commands if _command_name(c) == name]
     if len(groups) + len(commands) != 1:
         return root
+    if groups and groups[0].typer_instance is not None:
+        group = copy.copy(groups[0])
+        group.typer_instance = _narrowed(groups[0].typer_instance, names[1:])
+        groups = [group]
     narrow = copy.copy(root)
     narrow.registered_groups, narrow.registered_commands = groups, commands
     return narrow

@@ -7,12 +7,11 @@ from typing import Annotated
 
 import typer
 
-from tether import telemetry
-from tether.telemetry import logs
-
 
 def log_format(value: str) -> str:
     """A log format: plain or json."""
+    from tether.telemetry import logs
+
     if value not in logs.FORMATS:
         raise typer.BadParameter(f"{value!r} is not one of plain, json", param_hint="--log-format")
     return value
@@ -56,6 +55,9 @@ MetricsTokenOption = Annotated[
 
 def start_observing(chosen: str, *, otel: bool) -> None:
     """Set up the process's logs (first, so everything after is in the format) and tracing."""
+    from tether import telemetry
+    from tether.telemetry import logs
+
     logs.configure(chosen)
     if otel:
         telemetry.enable_tracing()

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.box import HEAVY_HEAD, Box
 from rich.cells import cell_len
@@ -17,12 +17,13 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from tether.cli.report import RunReport, SessionReport
-from tether.core.memory import MemoryItem
-from tether.core.message import Message
-from tether.core.run import Run
-from tether.core.session import Session
-from tether.core.step import Step, StepKind
+if TYPE_CHECKING:
+    from tether.cli.report import RunReport, SessionReport
+    from tether.core.memory import MemoryItem
+    from tether.core.message import Message
+    from tether.core.run import Run
+    from tether.core.session import Session
+    from tether.core.step import Step
 
 STATUS_STYLE = {
     "active": "bold green",
@@ -113,6 +114,8 @@ def waiting_lines(run_id: str, waiting_for: dict[str, Any]) -> str:
 
 
 def step_line(step: Step) -> Text:
+    from tether.core.step import StepKind  # loaded with the steps shown
+
     kind, name = step.label
     line = Text(f"{step.seq:>2} ")
     line.append(f"{clean(kind):<10} ", style="dim")
@@ -142,7 +145,7 @@ def run_label(run: Run, steps: list[Step]) -> Text:
     label = Text(f"Run {run.seq} ", style="bold")
     label.append_text(status(run.status.value))
     label.append(f"  {clean(run.goal)}", style="italic")
-    tools = sum(1 for s in steps if s.kind is StepKind.TOOL_CALL)
+    tools = sum(1 for s in steps if s.kind.value == "tool_call")
     label.append(
         f"\n  {clock(run.started_at)} → {clock(run.ended_at)}  ({seconds(run.duration_seconds)})"
         f"  {plural(len(steps), 'step')}, {plural(tools, 'tool call')}"

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tether.core.memory import MemoryItem
-from tether.core.run import Run
 from tether.core.serde import to_data
-from tether.core.session import Session
-from tether.core.step import Step
-from tether.runtime.facade import Tether
+
+if TYPE_CHECKING:
+    from tether.core.memory import MemoryItem
+    from tether.core.run import Run
+    from tether.core.session import Session
+    from tether.core.step import Step
+    from tether.runtime.facade import Tether
 
 
 @dataclass

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json as json_module
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -26,9 +25,10 @@ from tether.cli.app import (
     print_json,
     with_target,
 )
-from tether.core.clock import SystemClock
-from tether.runtime import retention
 from tether.store.factory import DEFAULT_DB, check_url, is_postgres, open_store, sqlite_path
+
+if TYPE_CHECKING:
+    from tether.runtime import retention
 
 owners_app = typer.Typer(help="Owners: everything one API key owner has.", no_args_is_help=True)
 
@@ -71,6 +71,11 @@ def db_prune(
 ) -> None:
     """Delete old closed and expired sessions with all their runs, steps, messages, memory and
     events, one session per transaction (other writers go on in between)."""
+    import asyncio
+
+    from tether.core.clock import SystemClock
+    from tether.runtime import retention
+
     if closed_older_than is None and expired_older_than is None:
         raise typer.BadParameter(
             "say what to prune: --closed-older-than and/or --expired-older-than",
@@ -118,6 +123,10 @@ def owners_erase(
 ) -> None:
     """Erase everything of one owner: sessions (runs, steps, messages, memory, events), user and
     app memory, API keys and web UI sessions. Asks you to type the name unless --yes."""
+    import asyncio
+
+    from tether.runtime import retention
+
     _existing(db)
     if not yes:
         typed = typer.prompt(f"This erases everything of owner {name!r}. Type the name to confirm")

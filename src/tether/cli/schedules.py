@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -14,8 +14,10 @@ from tether.cli import render
 from tether.cli.app import JsonOption, Target, console, handles_errors, print_json, with_target
 from tether.cli.render import add_columns
 from tether.core.errors import UsageError
-from tether.core.schedule import Schedule
 from tether.core.serde import to_data
+
+if TYPE_CHECKING:
+    from tether.core.schedule import Schedule
 
 schedules_app = typer.Typer(
     help="Schedules: runs created on a cron expression.", no_args_is_help=True

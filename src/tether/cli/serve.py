@@ -3,7 +3,6 @@ so the rest of the CLI starts fast)."""
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
 from pathlib import Path
@@ -11,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from tether import telemetry
 from tether.api.settings import ApiSettings
 from tether.cli import durations
 from tether.cli.app import (
@@ -30,7 +28,6 @@ from tether.cli.webhooks import WebhookAllowOption, webhook_allow
 from tether.core import hosts
 from tether.core.errors import MissingExtra
 from tether.core.hosts import AllowedHosts
-from tether.runtime.api_keys import ApiKeys
 from tether.store.factory import (
     check_durability,
     is_postgres,
@@ -67,6 +64,8 @@ _DEFAULTS = ApiSettings()
 async def _has_keys(db: str, durability: str) -> bool:
     """Whether db holds an active API key; opening it (and migrating it) before uvicorn starts
     makes a database that cannot be opened one clear line, not a failed startup."""
+    from tether.runtime.api_keys import ApiKeys
+
     store = open_store(db, durability=durability)
     try:
         return await ApiKeys(store).any_active()
@@ -190,6 +189,10 @@ def serve(
     webhook_allowed: WebhookAllowOption = None,
 ) -> None:
     """Serve the HTTP API (/v1, SSE streams, /docs) with an embedded worker."""
+    import asyncio
+
+    from tether import telemetry
+
     try:
         from tether.api.server import serve as run
     except ModuleNotFoundError as exc:

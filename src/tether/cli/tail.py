@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import json as jsonlib
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
 from tether.cli import render
 from tether.cli.app import JsonOption, Target, console, handles_errors, with_target
-from tether.core.event import Event
 from tether.core.serde import to_data
-from tether.core.step import WAIT_PREFIX
+
+if TYPE_CHECKING:
+    from tether.core.event import Event
 
 
 def _summary(event: Event) -> Text:
+    from tether.core.step import WAIT_PREFIX  # loaded with the events
+
     data: dict[str, Any] = event.data
     line = Text()
     if "run" in data and event.type.startswith("run."):

@@ -3,14 +3,12 @@ owners' webhook signing secrets."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Annotated
 
 import typer
 
 from tether.cli.app import DbOption, handles_errors
-from tether.runtime.service import Service
 from tether.store.factory import DEFAULT_DB, open_store
 
 WebhookAllowOption = Annotated[
@@ -41,6 +39,9 @@ def webhooks_secret(
 ) -> None:
     """Print the secret an owner's webhooks are signed with (X-Tether-Signature: HMAC-SHA256),
     alone on standard output; made on first use."""
+    import asyncio
+
+    from tether.runtime.service import Service
 
     async def main() -> str:
         store = open_store(db)

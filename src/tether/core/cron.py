@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING
 
 from tether.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -167,6 +170,8 @@ def _number(text: str, name: str, low: int, high: int, names: dict[str, int]) ->
 
 def zone(name: str | None) -> ZoneInfo:
     """The IANA time zone (None: UTC), or UsageError."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # here: a Service's import needs none
+
     if name is None or name == "":
         return ZoneInfo("UTC")
     if not isinstance(name, str) or len(name) > 64 or ".." in name or name.startswith("/"):

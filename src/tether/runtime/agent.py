@@ -6,13 +6,17 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from tether.core.errors import AgentNotFound, UsageError
-from tether.runtime.model_agent import DEFAULT_MAX_STEPS, ModelAgent
-from tether.runtime.models.base import Model
-from tether.runtime.tools import Tool
-from tether.runtime.tools import tool as make_tool
 
 if TYPE_CHECKING:
+    from tether.runtime.model_agent import ModelAgent
+    from tether.runtime.models.base import Model
     from tether.runtime.run_context import RunContext
+    from tether.runtime.tools import Tool
+
+#: How many model and tool calls one run of a model agent may make, unless told otherwise
+#: (here, not in runtime.model_agent: a registry, which every Service has, costs no tools,
+#: models or pydantic to import).
+DEFAULT_MAX_STEPS = 50
 
 Agent = Callable[["RunContext"], Awaitable[Any]]
 
@@ -113,6 +117,10 @@ def agent(
     ``instructions=`` it registers and returns a ModelAgent, the built-in loop over a model
     (model=, else the run's model) and the tools (Tools, or typed functions made into tools).
     """
+    from tether.runtime.model_agent import ModelAgent
+    from tether.runtime.tools import Tool
+    from tether.runtime.tools import tool as make_tool
+
     target = registry or default_registry
     made = [t if isinstance(t, Tool) else make_tool(t) for t in tools or ()]
     if instructions is None:

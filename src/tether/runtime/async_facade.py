@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Generator, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from tether.core.clock import Clock
 from tether.core.errors import NotFound, UsageError
@@ -25,18 +25,19 @@ from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step
 from tether.runtime import limits
-from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
-from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import bind as _bind
 from tether.runtime.handles import page_size
-from tether.runtime.models.catalog import model_catalog
 from tether.runtime.renames import project_arg
 from tether.runtime.schedule_views import AsyncSchedules
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
-from tether.runtime.worker import Worker
 from tether.store.base import UNSET, Store, Unset
+
+if TYPE_CHECKING:  # the run machinery loads with the worker (open_async(worker=True))
+    from tether.runtime.agent import AgentRegistry
+    from tether.runtime.executor import ModelResolver
+    from tether.runtime.worker import Worker
 
 
 async def _all_pages(fetch: Any, limit: int | None = None) -> list[Any]:
@@ -107,6 +108,7 @@ async def open_async(
 ) -> AsyncTether:
     """Open tether on a database from async code; an embedded worker runs on this loop.
     Models as for ``tether.open``: models= if given, else the ``TETHER_MODEL_*`` settings."""
+    from tether.runtime.models.catalog import model_catalog
     from tether.store.factory import open_store
 
     if owner is not None:
@@ -119,6 +121,8 @@ async def open_async(
     )
     embedded = None
     if worker:
+        from tether.runtime.worker import Worker
+
         embedded = Worker(
             store, service.agents, clock=service.clock, settings=service.settings, models=models
         )

@@ -12,7 +12,6 @@ files (``/proc``, ``/sys``, ``/dev``).
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -94,6 +93,8 @@ class Confinement:
                 "coder needs a workspace: set the session's project {'workspace': '/path'} "
                 "or the run input {'workspace': '/path'}"
             )
+        import asyncio  # here: the CLI reads ROOTS_ENV from this module at start-up
+
         keyed = await self.keyed()
         return await asyncio.to_thread(self._allowed, requested, keyed, owner)
 

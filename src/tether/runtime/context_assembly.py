@@ -23,11 +23,11 @@ from tether.core.message import Message, Role
 from tether.core.run import Run, RunSummary
 from tether.core.session import Session
 from tether.core.step import Step
+from tether.runtime.settings import DEFAULT_BUDGET_TOKENS
 from tether.store.base import Store
 from tether.store.cursors import encode_cursor
 from tether.store.run_start import ContextSources, SourceLimits
 
-DEFAULT_BUDGET_TOKENS = 8000
 #: Share of the budget each bounded part may take at most; messages get what is left.
 _SHARES = {"memory": 0.25, "runs": 0.15, "tools": 0.15}
 _MAX_MEMORY_ITEMS = 200

@@ -10,7 +10,7 @@ import os
 from collections.abc import Coroutine, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tether.core.clock import Clock
 from tether.core.errors import UsageError
@@ -20,19 +20,20 @@ from tether.core.run import Run
 from tether.core.session import Session
 from tether.core.status import RunStatus, SessionStatus
 from tether.runtime import limits
-from tether.runtime.agent import AgentRegistry
 from tether.runtime.backend import Backend
 from tether.runtime.blocking import BlockingBackend
-from tether.runtime.executor import ModelResolver
 from tether.runtime.handles import RunHandle, SessionHandle, _all_pages, page_size
 from tether.runtime.loop_thread import CallerLoops, LoopThread
-from tether.runtime.models.catalog import model_catalog
 from tether.runtime.renames import project_arg
 from tether.runtime.schedule_views import Schedules
 from tether.runtime.service import Service
 from tether.runtime.settings import RuntimeSettings
-from tether.runtime.worker import Worker
 from tether.store.base import UNSET, Store, Unset
+
+if TYPE_CHECKING:  # the run machinery loads with the worker (open(worker=True)), not for reads
+    from tether.runtime.agent import AgentRegistry
+    from tether.runtime.executor import ModelResolver
+    from tether.runtime.worker import Worker
 
 T = TypeVar("T")
 R = TypeVar("R", Session, Run)
@@ -193,6 +194,7 @@ def open(
     model from models= if given, else from the environment as ``tether serve`` reads it
     (``TETHER_MODEL_BASE_URL``, ``TETHER_MODEL``, ``TETHER_MODEL_API_KEY``).
     """
+    from tether.runtime.models.catalog import model_catalog
     from tether.store.factory import open_store
 
     if owner is not None:
@@ -205,6 +207,8 @@ def open(
     )
     embedded = None
     if worker:
+        from tether.runtime.worker import Worker
+
         embedded = Worker(
             store, service.agents, clock=service.clock, settings=service.settings, models=models
         )

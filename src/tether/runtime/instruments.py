@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tether.core.run import ErrorInfo, Run
-from tether.runtime.models.base import ModelResponse
+
+if TYPE_CHECKING:
+    from tether.runtime.models.base import ModelResponse
 
 #: How an execution ended besides a run status: its lease was lost (the run was reaped or
 #: claimed again, not cancelled), it was handed back to the queue by a worker shutting down, or

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tether.core.errors import ModelError, StepLimitExceeded, UsageError
+from tether.runtime.agent import DEFAULT_MAX_STEPS
 from tether.runtime.models.base import Model
 from tether.runtime.models.catalog import HOW_TO_CONFIGURE
 
 if TYPE_CHECKING:
     from tether.runtime.run_context import RunContext
 
-#: How many model and tool calls one run of a model agent may make, unless told otherwise.
-DEFAULT_MAX_STEPS = 50
 #: The parts of the assembled context the model is shown (the conversation goes as messages).
 _CONTEXT_PARTS = ("project", "session_memory", "user_memory", "app_memory", "earlier_runs")
 

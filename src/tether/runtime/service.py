@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from tether.core.clock import Clock, SystemClock
 from tether.core.errors import NotFound, UsageError
@@ -36,7 +36,6 @@ from tether.core.step import Step
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry, default_registry
 from tether.runtime.context_assembly import assemble_context
-from tether.runtime.executor import ModelResolver
 from tether.runtime.held_ops import HeldRunOps, holder_id, new_holder
 from tether.runtime.instruments import Instruments, installed
 from tether.runtime.renames import project_arg
@@ -47,6 +46,9 @@ from tether.runtime.webhooks import WebhookPolicy, new_secret
 from tether.store.base import UNSET, SessionSort, Store, Unset
 from tether.store.changes import run_status_topic, run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
+
+if TYPE_CHECKING:
+    from tether.runtime.executor import ModelResolver
 
 
 class Service(ScheduleOps, HeldRunOps):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tether.core.redaction import DEFAULT_REDACTOR, Redactor
-from tether.runtime.context_assembly import DEFAULT_BUDGET_TOKENS
+
+#: The token budget of the context a run starts from, unless settings or a caller say.
+DEFAULT_BUDGET_TOKENS = 8000
 
 
 @dataclass(frozen=True, slots=True)

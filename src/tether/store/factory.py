@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from tether.core.errors import MissingExtra, UsageError
-from tether.store.base import Store
 
 if TYPE_CHECKING:
+    from tether.store.base import Store
     from tether.store.postgres.store import PostgresStore
 
 DEFAULT_DB = "tether.db"

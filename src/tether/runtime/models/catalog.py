@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from tether.core.errors import MissingExtra, UsageError
-from tether.core.run import Run
-from tether.runtime.models.base import Model
+
+if TYPE_CHECKING:
+    from tether.core.run import Run
+    from tether.runtime.builtin.coder.policy import OfflineCoderModel
+    from tether.runtime.models.base import Model, ModelResponse
 
 #: What to do when a run needs a model and none is configured (the ModelError says it).
 HOW_TO_CONFIGURE = (
@@ -44,14 +48,35 @@ class ModelCatalog:
         return self.models[name]
 
 
+class OfflineModel:
+    """The offline coder policy as the catalog's ``offline`` model, imported when a run first
+    uses it (every ``tether.open`` makes a catalog; a read uses no model)."""
+
+    #: The policy's own name (tests/unit/test_lazy_start.py checks that they agree).
+    name = "offline-coder"
+
+    def __init__(self) -> None:
+        self._policy: OfflineCoderModel | None = None
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> ModelResponse:
+        return await self._loaded().complete(messages, tools)
+
+    def _loaded(self) -> OfflineCoderModel:
+        if self._policy is None:
+            from tether.runtime.builtin.coder.policy import OfflineCoderModel
+
+            self._policy = OfflineCoderModel()
+        return self._policy
+
+
 def model_catalog(env: Mapping[str, str] | None = None) -> ModelCatalog:
     """The models the environment configures (default: ``os.environ``): the offline coder
     policy as ``offline`` always, and the ``TETHER_MODEL`` at ``TETHER_MODEL_BASE_URL`` as the
     default model when set."""
-    from tether.runtime.builtin.coder.policy import OfflineCoderModel
-
     env = os.environ if env is None else env
-    models: dict[str, Model] = {"offline": OfflineCoderModel()}
+    models: dict[str, Model] = {"offline": OfflineModel()}
     base_url = env.get("TETHER_MODEL_BASE_URL")
     if not base_url:
         return ModelCatalog(models)
