@@ -1,0 +1,41 @@
+"""The API's routes on the app's own router, each built for that app: a request matches once.
+
+FastAPI 0.165 keeps an included router as one route of the app: a request is matched against
+the router's routes twice (once to choose the router, once inside it), each through a layer of
+per-route context (in process, about a fifth of an append's CPU). The routes the API's routers
+hold are complete (prefix, tags, the router's dependencies and responses are already theirs),
+so an app can serve copies of them directly. A copy is built for each app, not shared: a route's
+handler binds the provider of dependency overrides when it is built, and routes built for the
+app's router resolve ``app.dependency_overrides`` as included ones do.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
+
+#: APIRoute's parameters that are not options copied from the route: set here for the app.
+_NOT_COPIED = frozenset({"self", "path", "endpoint", "dependency_overrides_provider"})
+
+
+def add_routes(app: FastAPI, routers: Iterable[APIRouter]) -> list[APIRoute]:
+    """Add copies of the routers' routes to app's router, in order; the copies."""
+    options = [
+        name for name in inspect.signature(APIRoute.__init__).parameters if name not in _NOT_COPIED
+    ]
+    added = []
+    for router in routers:
+        for route in router.routes:
+            if not isinstance(route, APIRoute):
+                raise TypeError(f"{route!r} is not an API route")
+            copied = {name: getattr(route, name) for name in options if hasattr(route, name)}
+            app.router.add_api_route(
+                route.path, route.endpoint, route_class_override=type(route), **copied
+            )
+            built = app.router.routes[-1]
+            assert isinstance(built, APIRoute)
+            added.append(built)
+    return added
