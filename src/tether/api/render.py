@@ -33,9 +33,9 @@ def record(value: Any, status: int = 200, headers: dict[str, str] | None = None)
     """One record as JSON: the bytes ``JSONResponse(data_of(value))`` writes, a message or a
     session written straight as JSON text (as message_page and session_page write them)."""
     if isinstance(value, Message):
-        text = _message(value, f'"{to_iso(value.created_at)}"')
+        text = _message_texts((value,))[0]
     elif isinstance(value, Session):
-        text = _session(value)
+        text = _session_texts((value,))[0]
     else:
         text = _encode(data_of(value))
     return Response(text.encode("utf-8"), status, headers, media_type="application/json")
@@ -72,31 +72,30 @@ def message_page(messages: Iterable[Message], next_cursor: str | None = None) ->
     in Message's order, instead of to_data's walk of every field and then json's walk of the
     result (a page of 1000 messages spends most of its time here). Messages appended together
     share their time: one ISO string serves each run of them."""
+    return _page_response(_message_texts(messages), next_cursor)
+
+
+def _message_texts(messages: Iterable[Message]) -> list[str]:
+    """Each message as JSON text."""
     parts: list[str] = []
-    append = parts.append
+    append, string, encode = parts.append, _string, _encode
     created = ""
     last: datetime | None = None
     for m in messages:
         if m.created_at is not last:
             last = m.created_at
             created = f'"{to_iso(last)}"'  # (digits, -, :, ., T and Z: nothing to escape)
-        append(_message(m, created))
-    return _page_response(parts, next_cursor)
-
-
-def _message(m: Message, created: str) -> str:
-    """A message as JSON text, its created_at already written (created)."""
-    string, encode = _string, _encode
-    run_id, metadata, item, removed = m.run_id, m.metadata, m.item, m.removed_at
-    gone = "null" if removed is None else f'"{to_iso(removed)}"'
-    return (
-        f'{{"id":{string(m.id)},"session_id":{string(m.session_id)},"seq":{m.seq!r},'
-        f'"role":{string(m.role._value_)},"content":{string(m.content)},'
-        f'"created_at":{created},"run_id":{"null" if run_id is None else string(run_id)},'
-        f'"metadata":{"{}" if metadata == {} else encode(metadata)},'
-        f'"item":{"null" if item is None else encode(item)},'
-        f'"removed_at":{gone}}}'
-    )
+        run_id, metadata, item, removed = m.run_id, m.metadata, m.item, m.removed_at
+        gone = "null" if removed is None else f'"{to_iso(removed)}"'
+        append(
+            f'{{"id":{string(m.id)},"session_id":{string(m.session_id)},"seq":{m.seq!r},'
+            f'"role":{string(m.role._value_)},"content":{string(m.content)},'
+            f'"created_at":{created},"run_id":{"null" if run_id is None else string(run_id)},'
+            f'"metadata":{"{}" if metadata == {} else encode(metadata)},'
+            f'"item":{"null" if item is None else encode(item)},'
+            f'"removed_at":{gone}}}'
+        )
+    return parts
 
 
 def session_page(sessions: Iterable[Session], next_cursor: str | None = None) -> Response:
@@ -105,43 +104,46 @@ def session_page(sessions: Iterable[Session], next_cursor: str | None = None) ->
     Session's order, then the project's former name (context) and expires_at. A time a
     session's fields share (all three for a session nothing has happened to yet) is written
     once."""
-    return _page_response([_session(s) for s in sessions], next_cursor)
+    return _page_response(_session_texts(sessions), next_cursor)
 
 
-def _session(s: Session) -> str:
-    """A session as JSON text."""
-    string, encode = _string, _encode
-    title, ttl, usage = s.title, s.ttl_seconds, s.usage
-    key, app, metadata, project = s.external_key, s.app, s.metadata, s.project
-    created, updated, active = s.created_at, s.updated_at, s.last_activity_at
-    created_at = to_iso(created)  # (times: digits, -, :, ., T and Z: nothing to escape)
-    updated_at = created_at if updated is created else to_iso(updated)
-    if active is updated:
-        active_at = updated_at
-    else:
-        active_at = created_at if active is created else to_iso(active)
-    expires, ended = s.expires_at, s.closed_at
-    expires_at = "null" if expires is None else f'"{to_iso(expires)}"'
-    closed_at = "null" if ended is None else f'"{to_iso(ended)}"'
-    inputs, outputs = usage.input_tokens, usage.output_tokens
-    project_json = "{}" if project == {} else encode(project)
-    return (
-        f'{{"id":{string(s.id)},"owner":{string(s.owner)},'
-        f'"title":{"null" if title is None else string(title)},'
-        f'"status":"{s.status._value_}","created_at":"{created_at}",'
-        f'"updated_at":"{updated_at}","last_activity_at":"{active_at}",'
-        f'"ttl_seconds":{"null" if ttl is None else repr(ttl)},'
-        f'"metadata":{"{}" if metadata == {} else encode(metadata)},'
-        f'"project":{project_json},'
-        f'"closed_at":{closed_at},"run_count":{s.run_count!r},'
-        f'"usage":{{"input_tokens":{inputs!r},'
-        f'"output_tokens":{outputs!r},'
-        f'"requests":{usage.requests!r},'
-        f'"total_tokens":{inputs + outputs!r}}},'
-        f'"external_key":{"null" if key is None else string(key)},'
-        f'"app":{"null" if app is None else string(app)},'
-        f'"context":{project_json},"expires_at":{expires_at}}}'
-    )
+def _session_texts(sessions: Iterable[Session]) -> list[str]:
+    """Each session as JSON text."""
+    parts: list[str] = []
+    append, string, encode = parts.append, _string, _encode
+    for s in sessions:
+        title, ttl, usage = s.title, s.ttl_seconds, s.usage
+        key, app, metadata, project = s.external_key, s.app, s.metadata, s.project
+        created, updated, active = s.created_at, s.updated_at, s.last_activity_at
+        created_at = to_iso(created)  # (times: digits, -, :, ., T and Z: nothing to escape)
+        updated_at = created_at if updated is created else to_iso(updated)
+        if active is updated:
+            active_at = updated_at
+        else:
+            active_at = created_at if active is created else to_iso(active)
+        expires, ended = s.expires_at, s.closed_at
+        expires_at = "null" if expires is None else f'"{to_iso(expires)}"'
+        closed_at = "null" if ended is None else f'"{to_iso(ended)}"'
+        inputs, outputs = usage.input_tokens, usage.output_tokens
+        project_json = "{}" if project == {} else encode(project)
+        append(
+            f'{{"id":{string(s.id)},"owner":{string(s.owner)},'
+            f'"title":{"null" if title is None else string(title)},'
+            f'"status":"{s.status._value_}","created_at":"{created_at}",'
+            f'"updated_at":"{updated_at}","last_activity_at":"{active_at}",'
+            f'"ttl_seconds":{"null" if ttl is None else repr(ttl)},'
+            f'"metadata":{"{}" if metadata == {} else encode(metadata)},'
+            f'"project":{project_json},'
+            f'"closed_at":{closed_at},"run_count":{s.run_count!r},'
+            f'"usage":{{"input_tokens":{inputs!r},'
+            f'"output_tokens":{outputs!r},'
+            f'"requests":{usage.requests!r},'
+            f'"total_tokens":{inputs + outputs!r}}},'
+            f'"external_key":{"null" if key is None else string(key)},'
+            f'"app":{"null" if app is None else string(app)},'
+            f'"context":{project_json},"expires_at":{expires_at}}}'
+        )
+    return parts
 
 
 def _page_response(records: list[str], next_cursor: str | None) -> Response:
