@@ -2,11 +2,11 @@
 
 FastAPI 0.165 keeps an included router as one route of the app: a request is matched against
 the router's routes twice (once to choose the router, once inside it), each through a layer of
-per-route context (in process, a tenth to a quarter of a request's CPU). The routes the API's routers
-hold are complete (prefix, tags, the router's dependencies and responses are already theirs),
-so an app can serve copies of them directly. A copy is built for each app, not shared: a route's
-handler binds the provider of dependency overrides when it is built, and routes built for the
-app's router resolve ``app.dependency_overrides`` as included ones do.
+per-route context (in process, a tenth to a quarter of a request's CPU). The routes the API's
+routers hold are complete (prefix, tags, the router's dependencies and responses are already
+theirs), so an app can serve copies of them directly. A copy is built for each app, not
+shared: a route's handler binds the provider of dependency overrides when it is built, and
+routes built for the app's router resolve ``app.dependency_overrides`` as included ones do.
 """
 
 from __future__ import annotations
