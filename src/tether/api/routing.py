@@ -16,9 +16,24 @@ from collections.abc import Iterable
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
+from starlette.routing import Match
+from starlette.types import Scope
 
 #: APIRoute's parameters that are not options copied from the route: set here for the app.
 _NOT_COPIED = frozenset({"self", "path", "endpoint", "dependency_overrides_provider"})
+
+
+class ServedRoute(APIRoute):
+    """An API route on the app's own router. A request whose path its pattern does not match is
+    told so at once: Starlette's answer, without FastAPI's look for the context of an included
+    router first (the app's router is included nowhere: tether's middleware guards it only as
+    the app's own)."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        plain = scope["type"] == "http" and not scope.get("root_path")
+        if plain and self.path_regex.match(scope["path"]) is None:
+            return Match.NONE, {}
+        return super().matches(scope)
 
 
 def add_routes(app: FastAPI, routers: Iterable[APIRouter]) -> list[APIRoute]:
@@ -32,8 +47,9 @@ def add_routes(app: FastAPI, routers: Iterable[APIRouter]) -> list[APIRoute]:
             if not isinstance(route, APIRoute):
                 raise TypeError(f"{route!r} is not an API route")
             copied = {name: getattr(route, name) for name in options if hasattr(route, name)}
+            kind = ServedRoute if type(route) is APIRoute else type(route)
             app.router.add_api_route(
-                route.path, route.endpoint, route_class_override=type(route), **copied
+                route.path, route.endpoint, route_class_override=kind, **copied
             )
             built = app.router.routes[-1]
             assert isinstance(built, APIRoute)
