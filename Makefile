@@ -10,7 +10,7 @@ JOBS ?= auto
 #: make test fails below this share of lines and branches run (measured, then set a little below).
 COVERAGE_FLOOR := 90
 
-.PHONY: help install demo test test-fast screenshots lint docs format bench bench-store bench-floor bench-conversation bench-message-events bench-engine bench-http bench-http-reads bench-postgres bench-peers bench-storage bench-telemetry bench-lock bench-cli clean
+.PHONY: help install demo test test-fast screenshots lint docs format bench bench-store bench-floor bench-conversation bench-message-events bench-engine bench-http bench-http-reads bench-asgi bench-postgres bench-peers bench-storage bench-telemetry bench-lock bench-cli clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -59,7 +59,7 @@ format: $(STAMP) ## format the code
 	$(VENV)/bin/ruff format src tests bench
 	$(VENV)/bin/ruff check --fix src tests bench
 
-bench: bench-store bench-floor bench-conversation bench-message-events bench-engine bench-http bench-http-reads bench-postgres bench-peers bench-storage bench-telemetry bench-lock bench-cli ## all benchmarks (bench/), printed as tables
+bench: bench-store bench-floor bench-conversation bench-message-events bench-engine bench-http bench-http-reads bench-asgi bench-postgres bench-peers bench-storage bench-telemetry bench-lock bench-cli ## all benchmarks (bench/), printed as tables
 
 bench-store: $(STAMP) ## store append cost vs history length (H = 100 … 100k; normal and full)
 	$(PY) bench/store_append.py
@@ -83,6 +83,9 @@ bench-http: $(STAMP) ## the HTTP service under load
 
 bench-http-reads: $(STAMP) ## tail and whole conversation reads over /v1 vs bare SQL and a minimal FastAPI app
 	$(PY) bench/http_reads.py
+
+bench-asgi: $(STAMP) ## the server's CPU per request in process (ASGI) beside a minimal FastAPI app
+	$(PY) bench/asgi_requests.py
 
 bench-lock: $(STAMP) ## /healthz and SSE heartbeats while another process holds SQLite's lock
 	$(PY) bench/lock_wait.py --hold 8

@@ -4,6 +4,7 @@ problem, and the UI accepts forms only from an allowed host's own origin."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 from collections.abc import Iterator
@@ -11,9 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from starlette.types import Message, Receive, Scope, Send
 
 from tests.api.httpkit import Server, start_server
 from tests.serving import cli
+from tether.api.hosts import CheckHost
+from tether.core.hosts import AllowedHosts
 
 PROBLEM = "application/problem+json"
 
@@ -135,3 +139,36 @@ def test_bad_allowed_hosts_are_refused_at_start(tmp_path: Path) -> None:
         assert refused.returncode != 0, refused.stderr
         lines = refused.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:"), refused.stderr
+
+
+def test_remembered_hosts_never_let_a_refused_one_through() -> None:
+    """CheckHost remembers the Host headers it allowed (at most 64): the same header is answered
+    again, a refused one is refused every time, and past the limit hosts are still checked."""
+    passed: list[bytes] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        passed.append(dict(scope["headers"])[b"host"])
+
+    async def status(check: CheckHost, host: bytes) -> int:
+        sent: list[Message] = []
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b""}
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "GET", "path": "/", "headers": [(b"host", host)]}
+        await check(scope, receive, send)
+        return int(sent[0]["status"]) if sent else 200
+
+    async def scenario() -> None:
+        check = CheckHost(app, hosts=AllowedHosts.of(["*.corp.example"]))
+        many = [f"h{n}.corp.example".encode() for n in range(100)]
+        for host in [b"127.0.0.1:8000", b"127.0.0.1:8000", *many, *many]:
+            assert await status(check, host) == 200, host
+        for host in [b"attacker.example", b"attacker.example", b"corp.example.evil"]:
+            assert await status(check, host) == 421, host
+        assert passed == [b"127.0.0.1:8000", b"127.0.0.1:8000", *many, *many]
+
+    asyncio.run(scenario())

@@ -1,7 +1,7 @@
 """Pages of records written straight as JSON text (render.message_page, render.session_page)
-are the bytes render.page writes: same keys, order, values, escaping of non-ASCII and control
-characters, and times; over generated records, and over the real routes reading a real
-database."""
+are the bytes render.page writes, and one record (render.record) the bytes of a JSONResponse:
+same keys, order, values, escaping of non-ASCII and control characters, and times; over
+generated records, and over the real routes reading a real database."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from tests.contract.test_conversation import ITEM, JSON_OBJECTS
 from tests.support import WORKER, Factory
@@ -76,6 +76,17 @@ def _same(new: Response, old: Response) -> None:
 @given(page=messages(), cursor=st.none() | TEXT)
 def test_a_message_page_is_the_bytes_of_render_page(page: list[Message], cursor: str) -> None:
     _same(render.message_page(page, cursor), render.page(page, cursor))
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(page=messages(), status=st.sampled_from([200, 201]), location=st.none() | TEXT)
+def test_a_message_record_is_the_bytes_of_a_json_response(
+    page: list[Message], status: int, location: str | None
+) -> None:
+    headers = None if location is None else {"Location": location.encode().hex()}
+    for message in page:
+        old = JSONResponse(render.data_of(message), status_code=status, headers=headers)
+        _same(render.record(message, status, headers), old)
 
 
 def _fill(http: TestClient) -> str:
@@ -183,6 +194,19 @@ def sessions(draw: st.DrawFn) -> list[Session]:
 @given(page=sessions(), cursor=st.none() | TEXT)
 def test_a_session_page_is_the_bytes_of_render_page(page: list[Session], cursor: str) -> None:
     _same(render.session_page(page, cursor), render.page(page, cursor))
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(page=sessions())
+def test_a_session_record_is_the_bytes_of_a_json_response(page: list[Session]) -> None:
+    for session in page:
+        _same(render.record(session), JSONResponse(render.data_of(session)))
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(value=JSON_OBJECTS | st.lists(JSON_OBJECTS, max_size=3) | TEXT)
+def test_any_other_record_is_the_bytes_of_a_json_response(value: Any) -> None:
+    _same(render.record(value, 201), JSONResponse(render.data_of(value), status_code=201))
 
 
 async def _use(service: Service, make: Factory, sid: str, tokens: int) -> None:

@@ -56,6 +56,10 @@ SMALL = {
             "GET /healthz",
         ],
     ),
+    "asgi_requests.py": (
+        "--requests 20 --rounds 1 --history 500",
+        ["POST /v1/sessions/{id}/messages", "GET /v1/runs/{id}/wait", "minimal app: GET"],
+    ),
     "peers.py": (
         "--quick",
         ["append one message", "the newest 50", "whole conversation", "tether library"],

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
-from tether.api import errors, openapi
+from tether.api import errors, openapi, routing
 from tether.api.auth import LOCAL_OWNER, Authenticate
 from tether.api.body_limit import BodyLimit
 from tether.api.empty_query import EmptyQuery
@@ -71,6 +71,20 @@ times, steps and error. Send `Authorization: Bearer <api key>` (`tether keys cre
 Errors are `application/problem+json` with a stable `code`; lists are
 `{"data": [...], "next_cursor": str|null}`.
 """
+
+#: The API's routers, in the order their routes are matched.
+ROUTERS = (
+    health.router,
+    sessions.router,
+    runs.router,
+    held_runs.router,
+    events.router,
+    memory.router,
+    assistants.router,
+    schedules.router,
+    webhooks.router,
+    *langgraph_routers,
+)
 
 
 def create_app(
@@ -157,22 +171,9 @@ def create_app(
     )
     app.state.settings = settings
     app.state.draining = threading.Event()
-    routers = (
-        health.router,
-        sessions.router,
-        runs.router,
-        held_runs.router,
-        events.router,
-        memory.router,
-        assistants.router,
-        schedules.router,
-        webhooks.router,
-        *langgraph_routers,
-    )
-    for router in routers:  # on the app itself: one routing level less per request
-        app.include_router(router)
+    served = routing.add_routes(app, ROUTERS)
     errors.install(app)
-    openapi.install(app, [route for router in routers for route in router.routes])
+    openapi.install(app, served)
     app.add_middleware(Utf8Only)
     app.add_middleware(EmptyQuery)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
@@ -184,7 +185,6 @@ def create_app(
         heartbeat_seconds=settings.heartbeat_seconds,
     )
     install_ui(app, ui)  # its pages authenticate with UI sessions, not API keys
-    served = [route for router in routers for route in router.routes]
     app.add_middleware(Authenticate, required=settings.auth, routes=served)
     if metrics is not None:
         from tether.api import metrics as metrics_api

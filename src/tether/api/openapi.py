@@ -43,8 +43,8 @@ _WITH_BODY = {413: "The request body is larger than the server's limit (`payload
 
 
 def install(app: FastAPI, routes: Sequence[BaseRoute]) -> None:
-    """Make app.openapi() declare the API key (on the operations of routes, the API's routes as
-    their routers hold them) and the problems, in place, on the spec FastAPI builds."""
+    """Make app.openapi() declare the API key (on the operations of routes, the API's routes on
+    app) and the problems, in place, on the spec FastAPI builds."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -29,9 +29,16 @@ def data_of(value: Any) -> Any:
     return to_data(value)
 
 
-def record(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
-    """One record as JSON."""
-    return JSONResponse(data_of(value), status_code=status, headers=headers)
+def record(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """One record as JSON: the bytes ``JSONResponse(data_of(value))`` writes, a message or a
+    session written straight as JSON text (as message_page and session_page write them)."""
+    if isinstance(value, Message):
+        text = _message_texts((value,))[0]
+    elif isinstance(value, Session):
+        text = _session_texts((value,))[0]
+    else:
+        text = _encode(data_of(value))
+    return Response(text.encode("utf-8"), status, headers, media_type="application/json")
 
 
 def page(items: Iterable[Any], next_cursor: str | None = None) -> JSONResponse:
@@ -65,6 +72,11 @@ def message_page(messages: Iterable[Message], next_cursor: str | None = None) ->
     in Message's order, instead of to_data's walk of every field and then json's walk of the
     result (a page of 1000 messages spends most of its time here). Messages appended together
     share their time: one ISO string serves each run of them."""
+    return _page_response(_message_texts(messages), next_cursor)
+
+
+def _message_texts(messages: Iterable[Message]) -> list[str]:
+    """Each message as JSON text."""
     parts: list[str] = []
     append, string, encode = parts.append, _string, _encode
     created = ""
@@ -83,7 +95,7 @@ def message_page(messages: Iterable[Message], next_cursor: str | None = None) ->
             f'"item":{"null" if item is None else encode(item)},'
             f'"removed_at":{gone}}}'
         )
-    return _page_response(parts, next_cursor)
+    return parts
 
 
 def session_page(sessions: Iterable[Session], next_cursor: str | None = None) -> Response:
@@ -92,6 +104,11 @@ def session_page(sessions: Iterable[Session], next_cursor: str | None = None) ->
     Session's order, then the project's former name (context) and expires_at. A time a
     session's fields share (all three for a session nothing has happened to yet) is written
     once."""
+    return _page_response(_session_texts(sessions), next_cursor)
+
+
+def _session_texts(sessions: Iterable[Session]) -> list[str]:
+    """Each session as JSON text."""
     parts: list[str] = []
     append, string, encode = parts.append, _string, _encode
     for s in sessions:
@@ -126,7 +143,7 @@ def session_page(sessions: Iterable[Session], next_cursor: str | None = None) ->
             f'"app":{"null" if app is None else string(app)},'
             f'"context":{project_json},"expires_at":{expires_at}}}'
         )
-    return _page_response(parts, next_cursor)
+    return parts
 
 
 def _page_response(records: list[str], next_cursor: str | None) -> Response:
