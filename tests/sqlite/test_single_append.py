@@ -5,17 +5,25 @@ expired session, and rolls back whole (message, event, session counter) when its
 from __future__ import annotations
 
 import asyncio
+import math
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import tether
 from tests.support import OWNER, Factory
 from tether.core.clock import ManualClock
-from tether.core.errors import NotFound, SessionClosed, SessionExpired, StoreError
+from tether.core.errors import (
+    NotFound,
+    SessionClosed,
+    SessionExpired,
+    StoreError,
+    UsageError,
+)
 from tether.core.message import Role
 from tether.runtime.service import Service
 from tether.store.changes import session_topic
@@ -191,3 +199,65 @@ def test_threads_appending_to_one_session_get_every_seq_once_each_with_its_event
         tt.close()
     assert sorted(seqs) == stored == list(range(1, 201)) and count == 200
     assert data == [f'{{"message_seq":{seq}}}' for seq in range(1, 201)]
+
+
+def test_an_append_that_races_a_close_from_another_thread_says_the_store_is_closed(
+    sqlite_store: SqlStore,
+    loop: asyncio.AbstractEventLoop,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = loop.run_until_complete(Factory(sqlite_store, clock).session())
+    db = sqlite_store.database
+    lock = db._lock  # type: ignore[attr-defined]
+    take = lock.take
+
+    def closed_first() -> bool:
+        # Another thread closes the store after the one call looked, before it took the lock.
+        closer = threading.Thread(target=db.close_now)  # type: ignore[attr-defined]
+        closer.start()
+        closer.join()
+        taken: bool = take()
+        return taken
+
+    monkeypatch.setattr(lock, "take", closed_first)
+    with pytest.raises(StoreError, match="the store is closed"):
+        loop.run_until_complete(
+            sqlite_store.add_message(
+                session_id=session.id, owner=OWNER, role=Role.USER, content="x", now=clock.now()
+            )
+        )
+    monkeypatch.undo()
+    assert lock.take()  # (the lock was given back)
+    lock.release()
+
+
+@pytest.mark.parametrize("field", ["metadata", "item"])
+def test_a_refused_session_is_said_before_a_value_that_is_not_json(
+    sqlite_store: SqlStore, loop: asyncio.AbstractEventLoop, clock: ManualClock, field: str
+) -> None:
+    closed = loop.run_until_complete(Factory(sqlite_store, clock).session())
+    loop.run_until_complete(sqlite_store.close_session(closed.id, owner=OWNER, now=clock.now()))
+    value: dict[str, Any] = {"x": math.nan}
+
+    def add(session_id: str) -> None:
+        loop.run_until_complete(
+            sqlite_store.add_message(
+                session_id=session_id,
+                owner=OWNER,
+                role=Role.USER,
+                content="x",
+                now=clock.now(),
+                metadata=value if field == "metadata" else None,
+                item=value if field == "item" else None,
+            )
+        )
+
+    with pytest.raises(SessionClosed):
+        add(closed.id)
+    with pytest.raises(NotFound):
+        add("0190a7d6-0000-7000-8000-000000000000")
+    active = loop.run_until_complete(Factory(sqlite_store, clock).session())
+    with pytest.raises(UsageError, match="not storable as JSON"):
+        add(active.id)
+    assert _stored(sqlite_store, active.id) == ([], [], 0)

@@ -390,18 +390,23 @@ class SessionsPart(SqlBase):
         metadata = metadata or {}
         at = to_us(now)
         if self._db.message_refs and at >= 0:  # (the event by reference, as _message_events)
-            row = {
-                "id": None,
-                "session_id": session_id,
-                "seq": None,
-                "role": role._value_,
-                "content": content,
-                "run_id": run_id,
-                "metadata": self._j(metadata),
-                "created_at": at,
-                "item": self._j(item),
-            }
-            touched = self._db.append_message(row, owner)
+            touched = None
+            try:
+                row = {
+                    "id": None,
+                    "session_id": session_id,
+                    "seq": None,
+                    "role": role._value_,
+                    "content": content,
+                    "run_id": run_id,
+                    "metadata": self._j(metadata),
+                    "created_at": at,
+                    "item": self._j(item),
+                }
+            except UsageError:
+                pass  # (not JSON: the general path refuses it, once the session has its say)
+            else:
+                touched = self._db.append_message(row, owner)
             if touched is not None:
                 return self._announced_message(row, touched["owner"], role, now, metadata, item)
         async with self._db.write() as tx:

@@ -327,10 +327,12 @@ class SqliteDatabase:
         writer is free (no group commit), the file not locked by another process, every value
         storable and the session active; else nothing is written and the general path waits or
         raises why."""
-        if self._group is not None or self._closed or not self._lock.take():
+        if self._group is not None or not self._lock.take():
             return None
         conn = self._conn
         try:
+            if self._closed:  # (under the lock: closed by another thread just now, maybe)
+                return None  # (the general path raises StoreError)
             try:
                 check_params(message)
                 conn.execute("BEGIN IMMEDIATE")
