@@ -11,7 +11,10 @@ The collector's switch is the process's, not the thread's: while one read holds 
 allocations in other threads start no collection either (they start one as soon as it is back
 on: nothing is lost, a collection is only delayed). The collector is switched back on only by
 the read that switched it off, so a program that keeps it off keeps it off; a program that
-switches it off from another thread *during* such a read finds it on again after the read.
+switches it off from another thread *during* such a read finds it on again after the read,
+and code in another thread that saves the switch during a read and restores it afterwards
+(``timeit``'s pattern) restores it off: a program that toggles the collector from threads
+while tether reads should not rely on finding it as it left it.
 """
 
 from __future__ import annotations
