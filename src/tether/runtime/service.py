@@ -21,15 +21,12 @@ from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role, StoredMessage
 from tether.core.page import Page
 from tether.core.run import (
-    Activity,
     HeldLease,
     IfBusy,
     Run,
-    RunActivity,
     RunOptionFields,
     RunOptions,
 )
-from tether.core.session import Session
 from tether.core.stats import RunStats
 from tether.core.status import RunStatus, StepStatus
 from tether.core.step import Step
@@ -38,13 +35,13 @@ from tether.runtime.agent import AgentRegistry, default_registry
 from tether.runtime.context_assembly import assemble_context
 from tether.runtime.held_ops import HeldRunOps, holder_id, new_holder
 from tether.runtime.instruments import Instruments, installed
-from tether.runtime.renames import project_arg
 from tether.runtime.run_shapes import webhook_shape
 from tether.runtime.schedules import ScheduleOps
+from tether.runtime.search_ops import SearchOps
 from tether.runtime.session_ops import SessionOps
 from tether.runtime.settings import RuntimeSettings
 from tether.runtime.webhooks import WebhookPolicy, new_secret
-from tether.store.base import SessionSort, Store
+from tether.store.base import Store
 from tether.store.changes import run_status_topic, run_topic, session_topic
 from tether.store.cursors import decode_cursor, encode_cursor
 
@@ -52,7 +49,7 @@ if TYPE_CHECKING:
     from tether.runtime.executor import ModelResolver
 
 
-class Service(SessionOps, ScheduleOps, HeldRunOps):
+class Service(SessionOps, SearchOps, ScheduleOps, HeldRunOps):
     """Sessions, runs, steps, memory, tool history, context and events for one owner (and
     schedules: runtime.schedules; runs their caller executes: runtime.held_ops)."""
 
@@ -92,72 +89,6 @@ class Service(SessionOps, ScheduleOps, HeldRunOps):
     async def close(self) -> None:
         """Close the store (every service sharing it becomes unusable)."""
         await self.store.close()
-
-    async def search_sessions(
-        self,
-        *,
-        metadata: dict[str, Any] | None = None,
-        project: dict[str, Any] | None = None,
-        ids: Sequence[str] | None = None,
-        activity: Activity | str | None = None,
-        sort: SessionSort = "created_at",
-        descending: bool = True,
-        limit: int = 10,
-        offset: int = 0,
-        context: dict[str, Any] | None = None,
-    ) -> list[Session]:
-        """The owner's sessions whose metadata and project have the given top-level values,
-        among ids (when given), whose runs are doing `activity`; sorted by `sort` and paged by
-        limit and offset in the database (only the page is read). context is the deprecated
-        name of project."""
-        now = self.clock.now()
-        project = project_arg(project, context)
-        found = await self.store.search_sessions(
-            owner=self.owner,
-            **self._search(metadata, project, ids, activity),
-            sort=_sort(sort),
-            descending=bool(descending),
-            limit=limits.page_size(limit),
-            offset=limits.offset(offset),
-        )
-        return [s.as_of(now) for s in found]
-
-    async def count_sessions(
-        self,
-        *,
-        metadata: dict[str, Any] | None = None,
-        project: dict[str, Any] | None = None,
-        ids: Sequence[str] | None = None,
-        activity: Activity | str | None = None,
-        context: dict[str, Any] | None = None,
-    ) -> int:
-        """How many sessions search_sessions finds, counted by the database."""
-        project = project_arg(project, context)
-        return await self.store.count_sessions(
-            owner=self.owner, **self._search(metadata, project, ids, activity)
-        )
-
-    def _search(
-        self,
-        metadata: dict[str, Any] | None,
-        project: dict[str, Any] | None,
-        ids: Sequence[str] | None,
-        activity: Activity | str | None,
-    ) -> dict[str, Any]:
-        if ids is not None and not all(isinstance(i, str) for i in ids):
-            raise UsageError("ids must be session ids")
-        return {
-            "metadata": limits.mapping("metadata", metadata) or None,
-            "project": limits.mapping("project", project) or None,
-            "ids": None if ids is None else list(ids),
-            "activity": limits.enum(Activity, activity, "activity"),
-        }
-
-    async def run_activity(self, session_ids: Sequence[str]) -> dict[str, RunActivity]:
-        """What the runs of each of the owner's sessions given are doing, in one read (without
-        run contexts); a session without runs, or not the owner's, is idle."""
-        found = await self.store.run_activity(list(session_ids), owner=self.owner)
-        return {sid: found.get(sid, _NO_RUNS) for sid in session_ids}
 
     # -- messages ------------------------------------------------------------------------------
 
@@ -790,17 +721,8 @@ class Service(SessionOps, ScheduleOps, HeldRunOps):
             await self._run_without_context(run_id or "")
 
 
-_NO_RUNS = RunActivity()
 #: The longest period the overview aggregates (31 days).
 MAX_STATS_HOURS = 31 * 24
-_SORTS: tuple[SessionSort, ...] = ("created_at", "updated_at", "activity_at", "id", "activity")
-
-
-def _sort(value: Any) -> SessionSort:
-    for sort in _SORTS:
-        if value == sort:
-            return sort
-    raise UsageError(f"sort must be one of {', '.join(_SORTS)} (got {value!r})")
 
 
 def _found(item: MemoryItem | None, key: str) -> MemoryItem:
