@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tether.core.clock import Clock, SystemClock
 from tether.core.errors import NotFound, UsageError
 from tether.core.event import TERMINAL_RUN_EVENTS, Event
 from tether.core.memory import MemoryItem, MemoryScope
-from tether.core.page import Page
-from tether.core.status import StepStatus
-from tether.core.step import Step
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry, default_registry
 from tether.runtime.held_ops import HeldRunOps
@@ -29,15 +25,15 @@ from tether.runtime.schedules import ScheduleOps
 from tether.runtime.search_ops import SearchOps
 from tether.runtime.session_ops import SessionOps
 from tether.runtime.settings import RuntimeSettings
+from tether.runtime.step_ops import StepOps
 from tether.store.base import Store
 from tether.store.changes import run_topic, session_topic
-from tether.store.cursors import decode_cursor, encode_cursor
 
 if TYPE_CHECKING:
     from tether.runtime.executor import ModelResolver
 
 
-class Service(SessionOps, SearchOps, MessageOps, RunOps, ScheduleOps, HeldRunOps):
+class Service(SessionOps, SearchOps, MessageOps, RunOps, StepOps, ScheduleOps, HeldRunOps):
     """Sessions, runs, steps, memory, tool history, context and events for one owner (and
     schedules: runtime.schedules; runs their caller executes: runtime.held_ops)."""
 
@@ -77,54 +73,6 @@ class Service(SessionOps, SearchOps, MessageOps, RunOps, ScheduleOps, HeldRunOps
     async def close(self) -> None:
         """Close the store (every service sharing it becomes unusable)."""
         await self.store.close()
-
-    async def list_steps(self, run_id: str) -> list[Step]:
-        await self._run_without_context(run_id)
-        return await self.store.list_steps(run_id)
-
-    async def page_steps(
-        self, run_id: str, *, limit: int = 100, cursor: str | None = None
-    ) -> Page[Step]:
-        """A page of the run's steps by seq, read from the store a page at a time."""
-        size = limits.page_size(limit)
-        after = 0 if cursor is None else decode_cursor(cursor, int)[0]
-        await self._run_without_context(run_id)
-        rows = await self.store.page_steps(run_id, after_seq=after, limit=size + 1)
-        more = len(rows) > size
-        return Page(rows[:size], encode_cursor(rows[size - 1].seq) if more else None)
-
-    async def list_tool_calls(
-        self,
-        *,
-        session_id: str | None = None,
-        run_id: str | None = None,
-        tool: str | None = None,
-        status: StepStatus | str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-        newest_first: bool = False,
-    ) -> Page[Step]:
-        """Tool history of one run, or of a whole session (aggregated over its runs); since and
-        until bound when the calls started (since included, until not)."""
-        if session_id is not None:
-            await self.get_session(session_id)
-        elif run_id is not None:
-            await self._run_without_context(run_id)
-        else:
-            raise UsageError("give a session_id or a run_id")
-        return await self.store.list_tool_calls(
-            session_id=session_id,
-            run_id=run_id or None,
-            tool=tool or None,
-            status=limits.enum(StepStatus, status, "status"),
-            since=limits.moment("since", since),
-            until=limits.moment("until", until),
-            limit=limits.page_size(limit),
-            cursor=cursor,
-            newest_first=newest_first,
-        )
 
     # -- memory --------------------------------------------------------------------------------
 
