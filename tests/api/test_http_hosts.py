@@ -172,3 +172,33 @@ def test_remembered_hosts_never_let_a_refused_one_through() -> None:
         assert passed == [b"127.0.0.1:8000", b"127.0.0.1:8000", *many, *many]
 
     asyncio.run(scenario())
+
+
+def test_hosts_sent_once_each_do_not_end_the_remembering() -> None:
+    """Past 64 different allowed Host headers (any client can send them: 127.0.0.1:1, :2, …),
+    a header the server keeps seeing is still parsed once, not at every request."""
+    checked: list[str | None] = []
+
+    class Counting(AllowedHosts):
+        def permits(self, header: str | None) -> bool:
+            checked.append(header)
+            return AllowedHosts.permits(self, header)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        return None
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: Message) -> None:
+        raise AssertionError(f"refused: {message}")
+
+    async def scenario() -> None:
+        check = CheckHost(app, hosts=Counting())
+        odd = [f"127.0.0.1:{port}".encode() for port in range(1, 101)]
+        for host in [*odd, b"localhost:8000", b"localhost:8000", b"localhost:8000"]:
+            scope = {"type": "http", "method": "GET", "path": "/", "headers": [(b"host", host)]}
+            await check(scope, receive, send)
+
+    asyncio.run(scenario())
+    assert checked.count("localhost:8000") == 1

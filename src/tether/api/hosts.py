@@ -8,7 +8,8 @@ from tether.api.errors import error_response
 from tether.core.errors import HostNotAllowed
 from tether.core.hosts import AllowedHosts
 
-#: At most this many allowed Host headers are remembered (a client can send any number).
+#: At most this many allowed Host headers are remembered (a client can send any number): when
+#: the set is full it is emptied, so the headers a server sees now are remembered again.
 _REMEMBERED = 64
 
 
@@ -35,6 +36,8 @@ class CheckHost:
                     )
                     await error_response(error)(scope, receive, send)
                     return
-                if header is not None and len(self._allowed) < _REMEMBERED:
+                if header is not None:
+                    if len(self._allowed) >= _REMEMBERED:  # full: start again from this traffic,
+                        self._allowed.clear()  # else 64 odd headers would end remembering for good
                     self._allowed.add(header)
         await self.app(scope, receive, send)
