@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from tether.api.settings import ApiSettings
 from tether.cli import durations
 from tether.cli.app import DEFAULT_OWNER, Target, with_target
-from tether.cli.main import app
+from tether.cli.main import app, main
 from tether.runtime.settings import RuntimeSettings
 from tether.store.factory import DEFAULT_DB
 
@@ -127,3 +127,27 @@ def test_a_bad_durability_is_one_line(command: str, tmp_path: Path) -> None:
     from_env = CliRunner().invoke(app, [command, "--db", db], env={"TETHER_DURABILITY": "x"})
     assert from_env.exit_code == 2 and "not 'x'" in from_env.output
     assert not (tmp_path / "t.db").exists()  # refused before anything was opened
+
+
+@pytest.mark.parametrize("argv", [["sessions"], ["keys"], []])
+def test_a_bare_group_prints_its_help_and_no_empty_error(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.argv", ["tether", *argv])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    assert "Usage:" in out and "Commands" in out
+    assert "error:" not in err
+
+
+def test_a_usage_mistake_is_still_one_error_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.argv", ["tether", "sessions", "nope"])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: No such command 'nope'. (see `") and err.count("\n") == 1

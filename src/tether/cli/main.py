@@ -581,6 +581,8 @@ def main() -> None:
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        if not message.strip():  # (a bare group or command: its help, printed already)
+            sys.exit(getattr(exc, "exit_code", 2))
         err_console.print(
             f"[bold red]error:[/] {escape(message + hint)}",
             highlight=False,
