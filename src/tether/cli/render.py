@@ -142,10 +142,12 @@ def step_line(step: Step) -> Text:
 
 
 def run_label(run: Run, steps: list[Step]) -> Text:
+    from tether.core.step import StepKind  # loaded with the steps shown
+
     label = Text(f"Run {run.seq} ", style="bold")
     label.append_text(status(run.status.value))
     label.append(f"  {clean(run.goal)}", style="italic")
-    tools = sum(1 for s in steps if s.kind.value == "tool_call")
+    tools = sum(1 for s in steps if s.kind is StepKind.TOOL_CALL)
     label.append(
         f"\n  {clock(run.started_at)} → {clock(run.ended_at)}  ({seconds(run.duration_seconds)})"
         f"  {plural(len(steps), 'step')}, {plural(tools, 'tool call')}"

@@ -459,7 +459,7 @@ def message_event_refs(rows: Iterable[MessageRow]) -> list[str]:
     """The JSON texts of the message.added events' data of messages of one session, each
     naming its message by its seq: the events_read view (schema 15, SQLite) reads each back as
     the full copy message_event_texts would have written, from the message's row."""
-    return [f'{{"message_seq":{row[1]}}}' for row in rows]
+    return [message_event_ref(row[1]) for row in rows]
 
 
 def message_event_texts(
