@@ -296,7 +296,13 @@ async def test_a_run_taken_from_its_worker_is_a_lease_loss_and_a_reaped_run(
     assert done.status is RunStatus.FAILED and done.error is not None
     assert done.error.type == "worker_lost"
     await eventually(lambda: worker.active_runs == 0, timeout=WAIT, what="the execution to end")
-    samples = await _render(metrics, service)
+
+    async def reaped_counted() -> Samples | None:
+        # The reaper counts after its commit, which wait_run may see first.
+        samples = await _render(metrics, service)
+        return samples if samples.get("tether_runs_reaped_total", status="failed") else None
+
+    samples = await eventually(reaped_counted, timeout=WAIT, what="the reaped run counted")
     assert samples.get("tether_lease_losses_total") == 1
     assert samples.get("tether_runs_reaped_total", status="failed") == 1
     assert samples.get("tether_runs_finished_total", agent="blocker", status="failed") == 1
