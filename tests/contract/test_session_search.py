@@ -65,6 +65,25 @@ async def test_search_filters_by_metadata_project_and_ids(
     assert await store.count_sessions(owner="bob", ids=[plain[0]]) == 0
 
 
+@pytest.mark.parametrize("key", ['x"]', 'a"."b', "$", "a.b", "[0]", "", 'q"'])
+async def test_a_filter_key_is_one_key_whatever_its_characters(
+    store: Store, service: Service, clock: ManualClock, key: str
+) -> None:
+    """A key of a metadata or project filter names one top-level key, never a JSON path: a
+    quote or bracket in it is an ordinary character (it was a store error on SQLite), and a
+    dot does not reach into a nested object."""
+    named = await service.create_session(metadata={key: 1}, project={key: 1})
+    await service.create_session(metadata={"a": {"b": 1}, "x": [1]}, project={"a": {"b": 1}})
+    wanted = {key: 1}
+    assert [s.id for s in await store.search_sessions(owner="alice", metadata=wanted)] == [
+        named.id
+    ]
+    assert [s.id for s in await store.search_sessions(owner="alice", project=wanted)] == [named.id]
+    assert await store.count_sessions(owner="alice", metadata=wanted, project=wanted) == 1
+    listed = await store.list_sessions(owner="alice", now=clock.now(), metadata=wanted)
+    assert [s.id for s in listed.data] == [named.id]
+
+
 async def test_activity_says_what_the_runs_of_many_sessions_are_doing(
     store: Store, make: Factory, clock: ManualClock
 ) -> None:

@@ -62,7 +62,8 @@ WHERE owner = :owner
        OR substr(external_key, 1, length(:key_prefix)) = :key_prefix)
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
-        WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(sessions.metadata) AS v WHERE v.key = m.key)
+              IS NOT m.value))
 ORDER BY activity_second DESC, last_activity_at DESC, id DESC
 LIMIT :limit;
 
@@ -88,7 +89,8 @@ WHERE owner = :owner
        OR substr(external_key, 1, length(:key_prefix)) = :key_prefix)
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
-        WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(sessions.metadata) AS v WHERE v.key = m.key)
+              IS NOT m.value))
 ORDER BY activity_second DESC, last_activity_at DESC, id DESC
 LIMIT :limit;
 
@@ -267,10 +269,12 @@ WHERE s.owner = :owner
   AND (:ids IS NULL OR s.id IN (SELECT value FROM json_each(:ids)))
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
-        WHERE json_extract(s.metadata, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(s.metadata) AS v WHERE v.key = m.key)
+              IS NOT m.value))
   AND (:context IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:context) AS m
-        WHERE json_extract(s.context, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(s.context) AS v WHERE v.key = m.key)
+              IS NOT m.value))
   AND (:activity IS NULL OR CASE
          WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
            THEN 'busy'
@@ -318,10 +322,12 @@ WHERE s.owner = :owner
   AND (:ids IS NULL OR s.id IN (SELECT value FROM json_each(:ids)))
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
-        WHERE json_extract(s.metadata, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(s.metadata) AS v WHERE v.key = m.key)
+              IS NOT m.value))
   AND (:context IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:context) AS m
-        WHERE json_extract(s.context, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(s.context) AS v WHERE v.key = m.key)
+              IS NOT m.value))
   AND (:activity IS NULL OR CASE
          WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
            THEN 'busy'
