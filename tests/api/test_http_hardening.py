@@ -68,6 +68,15 @@ def test_numbers_too_large_anywhere_are_422s(alice: httpx.Client) -> None:
     _refused(meta, "metadata")
 
 
+def test_a_search_text_longer_than_a_key_is_refused(alice: httpx.Client) -> None:
+    """A session search scans every session's title and metadata for its text: a long one
+    held the server for seconds (no other request answered meanwhile), so it is capped as the
+    runs' search is."""
+    assert alice.get("/v1/sessions", params={"query": "a" * 256}).status_code == 200
+    _refused(alice.get("/v1/sessions", params={"query": "a" * 257}), "query")
+    _refused(alice.get("/v1/runs", params={"q": "a" * 257}), "query")
+
+
 def test_integral_floats_are_integers(alice: httpx.Client) -> None:
     session = alice.post("/v1/sessions", json={"ttl_seconds": 99.0})
     assert session.status_code == 201 and session.json()["ttl_seconds"] == 99
