@@ -75,9 +75,7 @@ async def test_a_filter_key_is_one_key_whatever_its_characters(
     named = await service.create_session(metadata={key: 1}, project={key: 1})
     await service.create_session(metadata={"a": {"b": 1}, "x": [1]}, project={"a": {"b": 1}})
     wanted = {key: 1}
-    assert [s.id for s in await store.search_sessions(owner="alice", metadata=wanted)] == [
-        named.id
-    ]
+    assert [s.id for s in await store.search_sessions(owner="alice", metadata=wanted)] == [named.id]
     assert [s.id for s in await store.search_sessions(owner="alice", project=wanted)] == [named.id]
     assert await store.count_sessions(owner="alice", metadata=wanted, project=wanted) == 1
     listed = await store.list_sessions(owner="alice", now=clock.now(), metadata=wanted)
