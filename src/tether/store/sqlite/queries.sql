@@ -55,8 +55,9 @@ WHERE owner = :owner
        OR (:status = 'expired' AND (status = 'expired'
            OR (status = 'active' AND ttl_seconds IS NOT NULL
                AND last_activity_at + ttl_seconds * 1000000 <= :now))))
-  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\'
-       OR external_key LIKE :query ESCAPE '\')
+  AND (:needle IS NULL OR instr(lower(title), lower(:needle)) > 0
+       OR instr(lower(metadata), lower(:needle)) > 0
+       OR instr(lower(external_key), lower(:needle)) > 0)
   AND (:app IS NULL OR app = :app)
   AND (:key_prefix IS NULL
        OR substr(external_key, 1, length(:key_prefix)) = :key_prefix)
@@ -82,8 +83,9 @@ WHERE owner = :owner
        OR (:status = 'expired' AND (status = 'expired'
            OR (status = 'active' AND ttl_seconds IS NOT NULL
                AND last_activity_at + ttl_seconds * 1000000 <= :now))))
-  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\'
-       OR external_key LIKE :query ESCAPE '\')
+  AND (:needle IS NULL OR instr(lower(title), lower(:needle)) > 0
+       OR instr(lower(metadata), lower(:needle)) > 0
+       OR instr(lower(external_key), lower(:needle)) > 0)
   AND (:app IS NULL OR app = :app)
   AND (:key_prefix IS NULL
        OR substr(external_key, 1, length(:key_prefix)) = :key_prefix)
@@ -445,9 +447,9 @@ WHERE owner = :owner
   AND (:agent IS NULL OR agent = :agent)
   AND (:since IS NULL OR created_at >= :since)
   AND (:until IS NULL OR created_at < :until)
-  AND (:query IS NULL OR goal LIKE :query ESCAPE '\' OR input LIKE :query ESCAPE '\'
-       OR output LIKE :query ESCAPE '\' OR error LIKE :query ESCAPE '\'
-       OR agent LIKE :query ESCAPE '\')
+  AND (:needle IS NULL OR instr(lower(goal), lower(:needle)) > 0
+       OR instr(lower(input), lower(:needle)) > 0 OR instr(lower(output), lower(:needle)) > 0
+       OR instr(lower(error), lower(:needle)) > 0 OR instr(lower(agent), lower(:needle)) > 0)
   AND (NOT :stuck OR (status = 'ready'
        AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
                          WHERE w.expires_at > :now)))
@@ -471,9 +473,9 @@ WHERE owner = :owner
   AND (:agent IS NULL OR agent = :agent)
   AND (:since IS NULL OR created_at >= :since)
   AND (:until IS NULL OR created_at < :until)
-  AND (:query IS NULL OR goal LIKE :query ESCAPE '\' OR input LIKE :query ESCAPE '\'
-       OR output LIKE :query ESCAPE '\' OR error LIKE :query ESCAPE '\'
-       OR agent LIKE :query ESCAPE '\')
+  AND (:needle IS NULL OR instr(lower(goal), lower(:needle)) > 0
+       OR instr(lower(input), lower(:needle)) > 0 OR instr(lower(output), lower(:needle)) > 0
+       OR instr(lower(error), lower(:needle)) > 0 OR instr(lower(agent), lower(:needle)) > 0)
   AND (NOT :stuck OR (status = 'ready'
        AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
                          WHERE w.expires_at > :now)))
