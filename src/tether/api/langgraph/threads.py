@@ -62,6 +62,9 @@ _SORTS: dict[str, SessionSort] = {
 }
 #: The most threads one prune names.
 _MAX_PRUNED = 1000
+#: Threads whose conversations a search by values reads at a time (each may be long: a
+#: thousand at once took memory in proportion to all of them).
+_SCANNED = 5
 #: LangGraph's thread statuses, as what the service says a session's runs are doing.
 _STATUSES = {name: activity for activity, name in THREAD_STATUS.items()}
 
@@ -233,12 +236,12 @@ def _conversation_filter(request: dict[str, Any]) -> dict[str, Any] | None:
 
 async def _matching(svc: Service, filters: dict[str, Any], wanted: dict[str, Any]) -> list[Any]:
     """Threads the database finds with filters whose values also match wanted (a rare query:
-    every found thread's conversation is read)."""
+    every found thread's conversation is read, _SCANNED threads at a time)."""
     found, offset = [], 0
     while True:
-        page = await svc.search_sessions(**filters, limit=1000, offset=offset)
+        page = await svc.search_sessions(**filters, limit=_SCANNED, offset=offset)
         found += [t for t in await _threads(svc, page) if _matches(t, wanted)]
-        if len(page) < 1000:
+        if len(page) < _SCANNED:
             return found
         offset += len(page)
 
