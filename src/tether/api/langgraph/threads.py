@@ -32,7 +32,7 @@ from tether.api.langgraph.state import (
 )
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.session import Session
-from tether.runtime import session_copy
+from tether.runtime import limits, session_copy
 from tether.runtime.graphs import GraphAgent
 from tether.runtime.service import Service
 from tether.store.base import UNSET, SessionSort
@@ -336,6 +336,8 @@ def _extracts(value: Any) -> dict[str, str]:
         raise UsageError("body.extract must map aliases to paths such as values.messages[-1]")
     if len(value) > 10:
         raise UsageError("body.extract takes at most 10 paths")
+    if any(len(path) > limits.MAX_KEY for path in value.values()):
+        raise UsageError(f"body.extract: a path is at most {limits.MAX_KEY} characters")
     return value
 
 
