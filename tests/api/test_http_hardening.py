@@ -87,12 +87,12 @@ def test_digits_that_are_not_ascii_or_too_many_are_422s(
     alice.get(f"/v1/runs/{run['id']}/wait", params={"timeout": 10})
     odd = b"\xb2"  # ² in the latin-1 of a header
     for path in (f"/v1/sessions/{sid}/events", f"/v1/runs/{run['id']}/events"):
-        answer = alice.get(path, params={"stream": "false"}, headers={"Last-Event-ID": odd})
+        answer = alice.get(path, params={"stream": "false"}, headers={b"Last-Event-ID": odd})
         _refused(answer, "Last-Event-ID")
         _refused(alice.get(path, params={"stream": "false", "cursor": "²"}), "cursor")
     for path in (f"/threads/{sid}/stream", f"/threads/{sid}/runs/{run['id']}/stream"):
         for header in (odd, b"1-" + odd):
-            _refused(alice.get(path, headers={"Last-Event-ID": header}), "Last-Event-ID")
+            _refused(alice.get(path, headers={b"Last-Event-ID": header}), "Last-Event-ID")
     for cursor in ("²", "9" * 5000):
         _refused(alice.get("/v1/users/me/memory", params={"cursor": cursor}), "cursor")
     deep = {"ids": [sid], "extract": {"e": f"values.messages[{'9' * 5000}]"}}
@@ -102,7 +102,7 @@ def test_digits_that_are_not_ascii_or_too_many_are_422s(
     cookie = login.headers["set-cookie"].split(";")[0]
     ui = httpx.get(
         f"{server.url}/ui/runs/{run['id']}/events",
-        headers={"Cookie": cookie, "Last-Event-ID": odd},
+        headers={b"Cookie": cookie.encode(), b"Last-Event-ID": odd},
     )
     assert ui.status_code == 422, ui.text
 
