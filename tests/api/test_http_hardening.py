@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.api.httpkit import Server, new_session, start_server
+from tests.api.httpkit import Server, new_run, new_session, start_server
 
 PROBLEM = "application/problem+json"
 
@@ -66,6 +66,45 @@ def test_numbers_too_large_anywhere_are_422s(alice: httpx.Client) -> None:
         f"/v1/sessions/{sid}", content=b'{"metadata": {"n": 1e999}}', headers=json_header
     )
     _refused(meta, "metadata")
+
+
+def test_a_search_text_longer_than_a_key_is_refused(alice: httpx.Client) -> None:
+    """A session search scans every session's title and metadata for its text: a long one
+    held the server for seconds (no other request answered meanwhile), so it is capped as the
+    runs' search is."""
+    assert alice.get("/v1/sessions", params={"query": "a" * 256}).status_code == 200
+    _refused(alice.get("/v1/sessions", params={"query": "a" * 257}), "query")
+    _refused(alice.get("/v1/runs", params={"q": "a" * 257}), "query")
+
+
+def test_digits_that_are_not_ascii_or_too_many_are_422s(
+    server: Server, alice: httpx.Client
+) -> None:
+    """str.isdigit takes "²", which int() refuses, and int() refuses more than 4300 digits:
+    such ids, cursors and paths were 500s."""
+    sid = new_session(alice)["id"]
+    run = new_run(alice, sid, goal="g", agent="echo")
+    alice.get(f"/v1/runs/{run['id']}/wait", params={"timeout": 10})
+    odd = b"\xb2"  # ² in the latin-1 of a header
+    for path in (f"/v1/sessions/{sid}/events", f"/v1/runs/{run['id']}/events"):
+        answer = alice.get(path, params={"stream": "false"}, headers={b"Last-Event-ID": odd})
+        _refused(answer, "Last-Event-ID")
+        _refused(alice.get(path, params={"stream": "false", "cursor": "²"}), "cursor")
+    for path in (f"/threads/{sid}/stream", f"/threads/{sid}/runs/{run['id']}/stream"):
+        for header in (odd, b"1-" + odd):
+            _refused(alice.get(path, headers={b"Last-Event-ID": header}), "Last-Event-ID")
+    for cursor in ("²", "9" * 5000):
+        _refused(alice.get("/v1/users/me/memory", params={"cursor": cursor}), "cursor")
+    deep = {"ids": [sid], "extract": {"e": f"values.messages[{'9' * 5000}]"}}
+    _refused(alice.post("/threads/search", json=deep), "body.extract")
+    form = {"key": server.keys["alice"], "next": "/ui"}
+    login = httpx.post(f"{server.url}/ui/login", data=form, headers={"Origin": server.url})
+    cookie = login.headers["set-cookie"].split(";")[0]
+    ui = httpx.get(
+        f"{server.url}/ui/runs/{run['id']}/events",
+        headers={b"Cookie": cookie.encode(), b"Last-Event-ID": odd},
+    )
+    assert ui.status_code == 422, ui.text
 
 
 def test_integral_floats_are_integers(alice: httpx.Client) -> None:

@@ -65,6 +65,55 @@ async def test_search_filters_by_metadata_project_and_ids(
     assert await store.count_sessions(owner="bob", ids=[plain[0]]) == 0
 
 
+@pytest.mark.parametrize("key", ['x"]', 'a"."b', "$", "a.b", "[0]", "", 'q"'])
+async def test_a_filter_key_is_one_key_whatever_its_characters(
+    store: Store, service: Service, clock: ManualClock, key: str
+) -> None:
+    """A key of a metadata or project filter names one top-level key, never a JSON path: a
+    quote or bracket in it is an ordinary character (it was a store error on SQLite), and a
+    dot does not reach into a nested object."""
+    named = await service.create_session(metadata={key: 1}, project={key: 1})
+    await service.create_session(metadata={"a": {"b": 1}, "x": [1]}, project={"a": {"b": 1}})
+    wanted = {key: 1}
+    assert [s.id for s in await store.search_sessions(owner="alice", metadata=wanted)] == [named.id]
+    assert [s.id for s in await store.search_sessions(owner="alice", project=wanted)] == [named.id]
+    assert await store.count_sessions(owner="alice", metadata=wanted, project=wanted) == 1
+    listed = await store.list_sessions(owner="alice", now=clock.now(), metadata=wanted)
+    assert [s.id for s in listed.data] == [named.id]
+
+
+async def test_search_text_is_found_anywhere_ignoring_ascii_case_never_as_a_pattern(
+    store: Store, service: Service, make: Factory, clock: ManualClock
+) -> None:
+    """The sessions' query and the runs' q: text found anywhere in the fields they search,
+    ASCII letters in either case, % and _ and \\ as themselves."""
+    titled = await service.create_session(title="Fix the Parser")
+    tagged = await service.create_session(metadata={"ticket": "50%_OFF\\now"})
+    keyed = await service.create_session(external_key="Shop/Alice")
+    await service.create_session(title="fix the lexer")
+
+    async def sessions(text: str) -> set[str]:
+        page = await store.list_sessions(owner="alice", now=clock.now(), query=text)
+        return {s.id for s in page.data}
+
+    assert await sessions("THE PARSER") == {titled.id}
+    assert await sessions("50%_off\\") == {tagged.id}
+    assert await sessions("5_%") == set()  # not a pattern
+    assert await sessions("%") == {tagged.id}
+    assert await sessions("shop/al") == {keyed.id}
+    first = await make.run(titled.id, goal="Rename the MODULE", input={"path": "a_b%c"})
+    second = await make.run(keyed.id, goal="other", agent="Coder")
+
+    async def runs(text: str) -> set[str]:
+        page = await store.list_owner_runs(owner="alice", now=clock.now(), query=text)
+        return {r.id for r in page.data}
+
+    assert await runs("the module") == {first.id}
+    assert await runs("a_b%") == {first.id}
+    assert await runs("a%b") == set()
+    assert await runs("coder") == {second.id}
+
+
 async def test_activity_says_what_the_runs_of_many_sessions_are_doing(
     store: Store, make: Factory, clock: ManualClock
 ) -> None:

@@ -71,6 +71,31 @@ def test_put_get_search_delete_and_namespaces(
     assert bob.store.list_namespaces(prefix=[root])["namespaces"] == []
 
 
+def test_a_filtered_search_pages_across_many_items(client: SyncLangGraphClient) -> None:
+    """A filter is matched a batch of items at a time: offset and limit count matching items
+    only, across batches, in the unfiltered order."""
+    root = [uuid.uuid4().hex]
+    for n in range(250):
+        client.store.put_item(root, key=f"k{n}", value={"third": n % 3 == 0, "n": n})
+    everything = client.store.search_items(root, limit=1000)["items"]
+    wanted = [i["key"] for i in everything if i["value"]["third"]]
+    assert len(wanted) == 84
+    pages = [
+        [
+            i["key"]
+            for i in client.store.search_items(
+                root, filter={"third": True}, offset=offset, limit=30
+            )["items"]
+        ]
+        for offset in (0, 30, 60, 90)
+    ]
+    assert pages == [wanted[:30], wanted[30:60], wanted[60:], []]
+    late = client.store.search_items(root, filter={"n": {"$gte": 240}}, limit=3, offset=2)
+    assert [i["value"]["n"] for i in late["items"]] == [
+        i["value"]["n"] for i in everything if i["value"]["n"] >= 240
+    ][2:5]
+
+
 @pytest.mark.parametrize(
     ("call", "option"),
     [

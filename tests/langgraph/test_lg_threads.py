@@ -96,6 +96,22 @@ def test_search_threads_by_metadata_ids_and_status(client: SyncLangGraphClient) 
     assert client.threads.count(metadata={"mark": mark}, status="error") == 1
 
 
+def test_search_by_values_reads_every_thread_in_batches(
+    client: SyncLangGraphClient, native: httpx.Client
+) -> None:
+    """values.messages is matched in Python a few threads at a time: a match in any batch is
+    found, searched and counted."""
+    mark = uuid.uuid4().hex
+    made = [client.threads.create(metadata={"mark": mark})["thread_id"] for _ in range(12)]
+    for n, thread_id in enumerate(made):
+        native.post(f"/v1/sessions/{thread_id}/messages", json={"content": f"hello {n}"})
+    for wanted in (made[0], made[6], made[11]):
+        messages = wire(client.threads.get(wanted)["values"])["messages"]
+        found = client.threads.search(metadata={"mark": mark}, values={"messages": messages})
+        assert [t["thread_id"] for t in found] == [wanted]
+        assert client.threads.count(metadata={"mark": mark}, values={"messages": messages}) == 1
+
+
 def test_a_thread_ttl_is_the_session_ttl(client: SyncLangGraphClient, native: httpx.Client) -> None:
     thread_id = client.threads.create(ttl=60)["thread_id"]
     assert native.get(f"/v1/sessions/{thread_id}").json()["ttl_seconds"] == 3600

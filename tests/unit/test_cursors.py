@@ -42,6 +42,7 @@ def forged(parts: object) -> str:
         forged([2**63, "a"]),  # out of int64
         forged([-(2**63) - 1, "a"]),
         forged([1, None]),
+        base64.urlsafe_b64encode(b"[" * 100_000).decode(),  # deeper than json.loads goes
     ],
 )
 def test_a_forged_cursor_is_a_usage_error(cursor: str) -> None:

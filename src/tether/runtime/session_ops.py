@@ -132,14 +132,15 @@ class SessionOps:
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page[Session]:
-        """The owner's sessions, newest activity first; query matches title, metadata or
-        external key, app the app exactly, key_prefix the start of the external key."""
+        """The owner's sessions, newest activity first; query (at most MAX_KEY characters, as
+        for runs: every session's text is scanned for it) matches title, metadata or external
+        key, app the app exactly, key_prefix the start of the external key."""
         now = self.clock.now()
         page = await self.store.list_sessions(
             owner=self.owner,
             now=now,
             status=limits.enum(SessionStatus, status, "status"),
-            query=query or None,
+            query=limits.text("query", query, limits.MAX_KEY) if query else None,
             metadata=metadata or None,
             app=limits.app(app or None),
             key_prefix=limits.external_key(key_prefix or None),

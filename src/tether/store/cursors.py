@@ -23,7 +23,7 @@ def decode_cursor(cursor: str, *kinds: type) -> list[Any]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         parts = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:  # (nested too deep for json)
         raise UsageError(f"invalid cursor {cursor!r}") from exc
     if not isinstance(parts, list) or len(parts) != len(kinds):
         raise UsageError(f"invalid cursor {cursor!r}")

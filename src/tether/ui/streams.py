@@ -26,7 +26,7 @@ async def run_events(
     ends after the run's terminal event, or when the UI session ends."""
     if last_event_id is not None and last_event_id.strip():
         text = last_event_id.strip()
-        if not text.isdigit() or len(text) > 18:
+        if not (text.isascii() and text.isdigit()) or len(text) > 18:  # ("²" is a digit)
             raise UsageError("header.Last-Event-ID must be an event id (a whole number)")
         after = int(text)
     await svc.get_run(run_id)  # 404 now, not inside the stream

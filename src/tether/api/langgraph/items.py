@@ -19,7 +19,10 @@ from tether.runtime.service import Service
 router = APIRouter(tags=["langgraph"], include_in_schema=False)
 
 Json = Annotated[dict[str, Any] | None, Body()]
+#: Namespaces read from the store at a time.
 _SCAN = 1000
+#: Items read from the store at a time by a filtered search (each up to a megabyte).
+_ITEM_BATCH = 100
 
 
 def _namespace(value: Any, field: str) -> tuple[str, ...]:
@@ -134,13 +137,26 @@ def _matches(value: Any, wanted: dict[str, Any]) -> bool:
     return True
 
 
-async def _items(svc: Service, prefix: tuple[str, ...]) -> list[MemoryItem]:
-    found: list[MemoryItem] = []
-    while True:
-        batch = await svc.list_user_memory(namespace=prefix or None, limit=_SCAN, offset=len(found))
-        found.extend(batch)
-        if len(batch) < _SCAN:
-            return found
+async def _matching(
+    svc: Service, prefix: tuple[str, ...], wanted: dict[str, Any], offset: int, limit: int
+) -> list[MemoryItem]:
+    """The items under prefix whose values match wanted, offset and limit applied: read a
+    batch at a time until the page is full, holding one batch and the page (an owner's items
+    of up to a megabyte each, all held at once, took memory without bound)."""
+    chosen: list[MemoryItem] = []
+    read = 0
+    while len(chosen) < limit:
+        batch = await svc.list_user_memory(namespace=prefix or None, limit=_ITEM_BATCH, offset=read)
+        read += len(batch)
+        for item in batch:
+            if len(chosen) < limit and _matches(item.value, wanted):
+                if offset:
+                    offset -= 1
+                else:
+                    chosen.append(item)
+        if len(batch) < _ITEM_BATCH:
+            break
+    return chosen
 
 
 @router.post("/store/items/search")
@@ -163,8 +179,7 @@ async def search_items(svc: Owned, body: Json = None) -> Response:
         raise UsageError("body.filter must be a JSON object")
     _check_filter(wanted)
     if wanted:
-        items = [i for i in await _items(svc, prefix) if _matches(i.value, wanted)]
-        chosen = items[offset : offset + limit]
+        chosen = await _matching(svc, prefix, wanted, offset, limit)
     else:
         chosen = await svc.list_user_memory(namespace=prefix or None, limit=limit, offset=offset)
     return JSONResponse({"items": [item_dict(i) for i in chosen]})
@@ -187,11 +202,10 @@ async def list_namespaces(svc: Owned, body: Json = None) -> Response:
         everything.extend(batch)
         if len(batch) < _SCAN:
             break
-    chosen: list[tuple[str, ...]] = []
-    for namespace in everything:
-        if suffix and namespace[-len(suffix) :] != suffix:
-            continue
-        cut = namespace[:depth] if depth is not None else namespace
-        if cut not in chosen:
-            chosen.append(cut)
+    cuts = (
+        namespace[:depth] if depth is not None else namespace
+        for namespace in everything
+        if not suffix or namespace[-len(suffix) :] == suffix
+    )
+    chosen = list(dict.fromkeys(cuts))  # in order, each once (a list's `in` was quadratic)
     return JSONResponse({"namespaces": [list(n) for n in chosen[offset : offset + limit]]})

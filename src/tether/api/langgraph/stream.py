@@ -68,7 +68,8 @@ def parse_last_event_id(text: str | None) -> Position | None:
     if text is None or not text.strip():
         return None
     head, _, tail = text.strip().partition("-")
-    if not head.isdigit() or len(head) > 18 or (tail and (not tail.isdigit() or len(tail) > 6)):
+    digits = text.isascii() and head.isdigit() and (not tail or tail.isdigit())  # (not "²")
+    if not digits or len(head) > 18 or len(tail) > 6:
         raise UsageError(
             "header.Last-Event-ID must be an id this stream sent (<event id> or <event id>-<n>)"
         )

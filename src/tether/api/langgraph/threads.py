@@ -32,7 +32,7 @@ from tether.api.langgraph.state import (
 )
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.session import Session
-from tether.runtime import session_copy
+from tether.runtime import limits, session_copy
 from tether.runtime.graphs import GraphAgent
 from tether.runtime.service import Service
 from tether.store.base import UNSET, SessionSort
@@ -62,6 +62,9 @@ _SORTS: dict[str, SessionSort] = {
 }
 #: The most threads one prune names.
 _MAX_PRUNED = 1000
+#: Threads whose conversations a search by values reads at a time (each may be long: a
+#: thousand at once took memory in proportion to all of them).
+_SCANNED = 5
 #: LangGraph's thread statuses, as what the service says a session's runs are doing.
 _STATUSES = {name: activity for activity, name in THREAD_STATUS.items()}
 
@@ -233,12 +236,12 @@ def _conversation_filter(request: dict[str, Any]) -> dict[str, Any] | None:
 
 async def _matching(svc: Service, filters: dict[str, Any], wanted: dict[str, Any]) -> list[Any]:
     """Threads the database finds with filters whose values also match wanted (a rare query:
-    every found thread's conversation is read)."""
+    every found thread's conversation is read, _SCANNED threads at a time)."""
     found, offset = [], 0
     while True:
-        page = await svc.search_sessions(**filters, limit=1000, offset=offset)
+        page = await svc.search_sessions(**filters, limit=_SCANNED, offset=offset)
         found += [t for t in await _threads(svc, page) if _matches(t, wanted)]
-        if len(page) < 1000:
+        if len(page) < _SCANNED:
             return found
         offset += len(page)
 
@@ -333,6 +336,8 @@ def _extracts(value: Any) -> dict[str, str]:
         raise UsageError("body.extract must map aliases to paths such as values.messages[-1]")
     if len(value) > 10:
         raise UsageError("body.extract takes at most 10 paths")
+    if any(len(path) > limits.MAX_KEY for path in value.values()):
+        raise UsageError(f"body.extract: a path is at most {limits.MAX_KEY} characters")
     return value
 
 

@@ -46,7 +46,7 @@ Limit = Annotated[int, Query(ge=1, le=limits.MAX_PAGE, description="Page size (s
 
 def _event_id(text: str, field: str) -> int:
     text = text.strip()
-    if not text.isdigit() or len(text) > 18:
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:  # ("²" is a digit)
         raise UsageError(f"{field} must be an event id (a whole number)")
     return int(text)
 

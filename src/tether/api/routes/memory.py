@@ -89,7 +89,7 @@ async def list_user_memory(
 ) -> Response:
     """Facts about the caller, shared by all of the caller's sessions, newest first."""
     if cursor is not None:
-        if not cursor.isdigit() or int(cursor) > 2**31:
+        if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 10 or int(cursor) > 2**31:
             raise UsageError(f"invalid cursor {cursor!r}")
         offset = int(cursor)
     items = await svc.list_user_memory(

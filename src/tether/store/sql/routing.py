@@ -105,6 +105,7 @@ class RoutingPart(RunsPart):
                 since=opt_us(since),
                 until=opt_us(until),
                 query=like_pattern(query) if query else None,
+                needle=query or None,
                 stuck=stuck,
                 limit=limit + 1,
             )

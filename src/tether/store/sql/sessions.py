@@ -159,6 +159,7 @@ class SessionsPart(SqlBase):
             "now": to_us(now),
             "status": None if status is None else status.value,
             "query": like_pattern(query) if query else None,
+            "needle": query or None,
             "metadata": self._j(metadata) if metadata else None,
             "app": app,
             "key_prefix": key_prefix or None,

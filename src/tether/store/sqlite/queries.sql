@@ -55,14 +55,16 @@ WHERE owner = :owner
        OR (:status = 'expired' AND (status = 'expired'
            OR (status = 'active' AND ttl_seconds IS NOT NULL
                AND last_activity_at + ttl_seconds * 1000000 <= :now))))
-  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\'
-       OR external_key LIKE :query ESCAPE '\')
+  AND (:needle IS NULL OR instr(lower(title), lower(:needle)) > 0
+       OR instr(lower(metadata), lower(:needle)) > 0
+       OR instr(lower(external_key), lower(:needle)) > 0)
   AND (:app IS NULL OR app = :app)
   AND (:key_prefix IS NULL
        OR substr(external_key, 1, length(:key_prefix)) = :key_prefix)
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
-        WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(sessions.metadata) AS v WHERE v.key = m.key)
+              IS NOT m.value))
 ORDER BY activity_second DESC, last_activity_at DESC, id DESC
 LIMIT :limit;
 
@@ -81,14 +83,16 @@ WHERE owner = :owner
        OR (:status = 'expired' AND (status = 'expired'
            OR (status = 'active' AND ttl_seconds IS NOT NULL
                AND last_activity_at + ttl_seconds * 1000000 <= :now))))
-  AND (:query IS NULL OR title LIKE :query ESCAPE '\' OR metadata LIKE :query ESCAPE '\'
-       OR external_key LIKE :query ESCAPE '\')
+  AND (:needle IS NULL OR instr(lower(title), lower(:needle)) > 0
+       OR instr(lower(metadata), lower(:needle)) > 0
+       OR instr(lower(external_key), lower(:needle)) > 0)
   AND (:app IS NULL OR app = :app)
   AND (:key_prefix IS NULL
        OR substr(external_key, 1, length(:key_prefix)) = :key_prefix)
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
-        WHERE json_extract(sessions.metadata, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(sessions.metadata) AS v WHERE v.key = m.key)
+              IS NOT m.value))
 ORDER BY activity_second DESC, last_activity_at DESC, id DESC
 LIMIT :limit;
 
@@ -267,10 +271,12 @@ WHERE s.owner = :owner
   AND (:ids IS NULL OR s.id IN (SELECT value FROM json_each(:ids)))
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
-        WHERE json_extract(s.metadata, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(s.metadata) AS v WHERE v.key = m.key)
+              IS NOT m.value))
   AND (:context IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:context) AS m
-        WHERE json_extract(s.context, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(s.context) AS v WHERE v.key = m.key)
+              IS NOT m.value))
   AND (:activity IS NULL OR CASE
          WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
            THEN 'busy'
@@ -318,10 +324,12 @@ WHERE s.owner = :owner
   AND (:ids IS NULL OR s.id IN (SELECT value FROM json_each(:ids)))
   AND (:metadata IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:metadata) AS m
-        WHERE json_extract(s.metadata, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(s.metadata) AS v WHERE v.key = m.key)
+              IS NOT m.value))
   AND (:context IS NULL OR NOT EXISTS (
         SELECT 1 FROM json_each(:context) AS m
-        WHERE json_extract(s.context, '$."' || m.key || '"') IS NOT m.value))
+        WHERE (SELECT v.value FROM json_each(s.context) AS v WHERE v.key = m.key)
+              IS NOT m.value))
   AND (:activity IS NULL OR CASE
          WHEN EXISTS (SELECT 1 FROM runs AS r WHERE r.session_id = s.id AND r.status = 'running')
            THEN 'busy'
@@ -439,9 +447,9 @@ WHERE owner = :owner
   AND (:agent IS NULL OR agent = :agent)
   AND (:since IS NULL OR created_at >= :since)
   AND (:until IS NULL OR created_at < :until)
-  AND (:query IS NULL OR goal LIKE :query ESCAPE '\' OR input LIKE :query ESCAPE '\'
-       OR output LIKE :query ESCAPE '\' OR error LIKE :query ESCAPE '\'
-       OR agent LIKE :query ESCAPE '\')
+  AND (:needle IS NULL OR instr(lower(goal), lower(:needle)) > 0
+       OR instr(lower(input), lower(:needle)) > 0 OR instr(lower(output), lower(:needle)) > 0
+       OR instr(lower(error), lower(:needle)) > 0 OR instr(lower(agent), lower(:needle)) > 0)
   AND (NOT :stuck OR (status = 'ready'
        AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
                          WHERE w.expires_at > :now)))
@@ -465,9 +473,9 @@ WHERE owner = :owner
   AND (:agent IS NULL OR agent = :agent)
   AND (:since IS NULL OR created_at >= :since)
   AND (:until IS NULL OR created_at < :until)
-  AND (:query IS NULL OR goal LIKE :query ESCAPE '\' OR input LIKE :query ESCAPE '\'
-       OR output LIKE :query ESCAPE '\' OR error LIKE :query ESCAPE '\'
-       OR agent LIKE :query ESCAPE '\')
+  AND (:needle IS NULL OR instr(lower(goal), lower(:needle)) > 0
+       OR instr(lower(input), lower(:needle)) > 0 OR instr(lower(output), lower(:needle)) > 0
+       OR instr(lower(error), lower(:needle)) > 0 OR instr(lower(agent), lower(:needle)) > 0)
   AND (NOT :stuck OR (status = 'ready'
        AND agent NOT IN (SELECT a.value FROM workers AS w, json_each(w.agents) AS a
                          WHERE w.expires_at > :now)))
