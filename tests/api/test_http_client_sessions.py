@@ -52,6 +52,9 @@ def fill(server: Server, mark: str) -> list[str]:
             ),
             now.sessions.create(metadata={"mark": mark}),
         ]
+        # Stored as expired now: the server's sweep would otherwise do it (changing its
+        # updated_at) between two of a test's reads.
+        now.sweep_expired()
     return [s.id for s in made]
 
 
