@@ -136,8 +136,13 @@ class Executor:
         next_renewal = loop.time() + renew_every
         while not agent_task.done():
             cursor = self._store.changes.cursor()
+            # Never past the renewal: a watch_interval longer than a third of the lease would
+            # let the lease expire under a live execution.
+            until_renewal = max(0.0, next_renewal - loop.time())
             await self._store.changes.wait(
-                [run_status_topic(run.id)], settings.watch_interval, since=cursor
+                [run_status_topic(run.id)],
+                min(settings.watch_interval, until_renewal),
+                since=cursor,
             )
             if agent_task.done():  # woken by the run's own last write
                 return
