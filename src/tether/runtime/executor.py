@@ -227,7 +227,11 @@ class Executor:
                 )
             else:
                 await self._finish(
-                    run, ending, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id)
+                    run,
+                    ending,
+                    recording,
+                    RunStatus.FAILED,
+                    error=ErrorInfo.of(exc, ctx.failed_step_id),
                 )
             return
         except Exception as exc:
