@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import tether
+from tests.waiting import WAIT
 from tether.core.status import RunStatus
 
 pytestmark = pytest.mark.slow
@@ -37,7 +38,7 @@ def test_runs_cancel_and_resume_from_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "t.db")
     with tether.open(db, owner="alice") as tt:
         session = tt.sessions.create(title="cli")
-        waiting = session.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(10)
+        waiting = session.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(WAIT)
         assert waiting.status is RunStatus.WAITING
         hidden = cli("runs", "show", waiting.id, "--db", db, cwd=tmp_path)
         assert hidden.returncode == 1 and "not found" in hidden.stderr
@@ -55,17 +56,17 @@ def test_runs_cancel_and_resume_from_the_cli(tmp_path: Path) -> None:
         )
         assert resumed.returncode == 0, resumed.stderr
         assert json.loads(resumed.stdout)["status"] == "running"
-        done = tt.runs.get(waiting.id).wait(10)
+        done = tt.runs.get(waiting.id).wait(WAIT)
         assert done.output == {"text": "echo: ask yes"}
         # what strict JSON does not parse (NaN, 1e999) is text
         for text in ("NaN", "1e999"):
-            asking = session.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(10)
+            asking = session.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(WAIT)
             assert asking.status is RunStatus.WAITING
             resumed = cli(
                 "runs", "resume", asking.id, text, "--db", db, "--owner", "alice", cwd=tmp_path
             )
             assert resumed.returncode == 0, resumed.stderr
-            assert tt.runs.get(asking.id).wait(10).output == {"text": f"echo: ask {text}"}
+            assert tt.runs.get(asking.id).wait(WAIT).output == {"text": f"echo: ask {text}"}
         slow = session.runs.create("nap", agent="echo", input={"sleep": 30})
         cancelled = cli("runs", "cancel", slow.id, "--db", db, "--owner", "alice", cwd=tmp_path)
         assert cancelled.returncode == 0, cancelled.stderr

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 import tether
+from tests.waiting import WAIT
 from tether.cli.main import app
 
 #: Turns the terminal's text red and clears the screen, rich markup, a bell, a C1 CSI and a
@@ -23,7 +24,7 @@ def stored(tmp_path: Path) -> tuple[str, str, str]:
     with tether.open(db) as tt:
         session = tt.sessions.create(title=HOSTILE)
         run = session.runs.create(HOSTILE, agent="echo", input={"wait": HOSTILE})
-        run.wait(10)
+        run.wait(WAIT)
         return db, session.id, run.id
 
 

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import tether
+from tests.waiting import WAIT
 from tether.cli.main import app
 from tether.core.status import RunStatus
 from tether.runtime import builtin
@@ -67,7 +68,7 @@ def test_a_run_driven_from_the_shell(tmp_path: Path, agents: AgentRegistry) -> N
         assert words("is ready") in words(started.stdout)
         assert words("a worker that has agent 'echo'") in words(started.stdout)
         run_id = tt.sessions.get(sid).runs.list()[0].id
-        assert tt.runs.get(run_id).wait(10).status is RunStatus.WAITING
+        assert tt.runs.get(run_id).wait(WAIT).status is RunStatus.WAITING
 
         shown = cli("runs", "show", run_id, "--db", db)
         assert shown.exit_code == 0, shown.output
@@ -92,7 +93,7 @@ def test_a_run_driven_from_the_shell(tmp_path: Path, agents: AgentRegistry) -> N
         assert words("is running") in words(resumed.stdout) and words(
             "a worker that has agent 'echo'"
         ) in words(resumed.stdout)
-        assert tt.runs.get(run_id).wait(10).output == {"text": "echo: ask main.py"}
+        assert tt.runs.get(run_id).wait(WAIT).output == {"text": "echo: ask main.py"}
         again = cli("runs", "resume", run_id, "again", "--db", db)
         assert again.exit_code == 1
         assert words("has finished (completed): only a waiting run can be resumed") in words(
@@ -106,14 +107,14 @@ def test_a_run_driven_from_the_shell(tmp_path: Path, agents: AgentRegistry) -> N
 def test_an_approval_shows_its_tool_and_arguments(tmp_path: Path, agents: AgentRegistry) -> None:
     db = str(tmp_path / "t.db")
     with tether.open(db, agents=agents) as tt:
-        run = tt.sessions.create().runs.create("prune", agent="careful").wait(10)
+        run = tt.sessions.create().runs.create("prune", agent="careful").wait(WAIT)
         assert run.status is RunStatus.WAITING
         shown = cli("runs", "show", run.id, "--db", db)
         assert words("waits for approval: Allow delete_branch") in words(shown.stdout)
         assert words('tool: delete_branch arguments: {"name": "old"}') in words(shown.stdout)
         assert words(f"tether runs resume {run.id} yes (or no)") in words(shown.stdout)
         assert cli("runs", "resume", run.id, "yes", "--db", db).exit_code == 0
-        assert tt.runs.get(run.id).wait(10).output == {"ok": True}
+        assert tt.runs.get(run.id).wait(WAIT).output == {"ok": True}
         followed = cli("tail", run.id, "--db", db)  # the whole log: the run has ended
         assert followed.exit_code == 0, followed.output
         assert words("wait for approval") in words(followed.stdout)

@@ -12,6 +12,7 @@ import tether
 from tests.api.httpkit import Server
 from tests.conversation import async_walkthrough, walkthrough
 from tests.serving import Proxy
+from tests.waiting import WAIT
 from tether import AsyncClient, Client
 from tether.core.errors import (
     InvalidTransition,
@@ -37,8 +38,8 @@ def test_connect_gives_the_library_facade_over_http(server: Server) -> None:
         assert isinstance(s, tether.Session) and s.owner == "alice"
         s.memory["python"] = "3.9"
         assert dict(s.memory) == {"python": "3.9"}
-        first = s.runs.create(goal="Analyse", input={"steps": 2}).wait(15)
-        second = s.runs.create(goal="Fix", input={"fail": "no such module"}).wait(15)
+        first = s.runs.create(goal="Analyse", input={"steps": 2}).wait(WAIT)
+        second = s.runs.create(goal="Fix", input={"fail": "no such module"}).wait(WAIT)
         assert isinstance(first, tether.RunHandle)
         assert (first.status, second.status) == (
             tether.RunStatus.COMPLETED,
@@ -66,12 +67,12 @@ def test_sync_client_mirrors_the_service(server: Server) -> None:
         session = client.create_session(title="sync", ttl_seconds=None)
         assert isinstance(session, tether.Session) and session.ttl_seconds is None
         waiting = client.create_run(session.id, "ask", input={"wait": "ok?"})
-        assert client.wait_run(waiting.id, timeout=15).status is tether.RunStatus.WAITING
+        assert client.wait_run(waiting.id, timeout=WAIT).status is tether.RunStatus.WAITING
         with pytest.raises(SessionBusy) as busy:
             client.create_run(session.id, "another")
         assert busy.value.active_run_id == waiting.id
         resumed = client.resume_run(waiting.id, "yes")
-        done = client.wait_run(resumed.id, timeout=15)
+        done = client.wait_run(resumed.id, timeout=WAIT)
         assert done.output == {"text": "echo: ask yes"}
         with pytest.raises(InvalidTransition) as finished:
             client.cancel_run(done.id)

@@ -18,12 +18,18 @@ def _ids(answer: httpx.Response) -> list[str]:
 
 
 def _three_runs(alice: httpx.Client, token: str) -> list[dict[str, Any]]:
-    """Run 1 completed and Run 2 failed in one session, Run 1 of another completed: oldest
-    first."""
+    """Run 1 completed and Run 2 failed (saying "it broke" and token: other tests share the
+    server) in one session, Run 1 of another completed: oldest first."""
     first, second = new_session(alice)["id"], new_session(alice)["id"]
     made = [
         new_run(alice, first, goal=f"{token} greet"),
-        new_run(alice, first, goal=f"{token} break", input={"fail": "it broke"}, if_busy="enqueue"),
+        new_run(
+            alice,
+            first,
+            goal=f"{token} break",
+            input={"fail": f"it broke {token}"},
+            if_busy="enqueue",
+        ),
         new_run(alice, second, goal=f"{token} other"),
     ]
     return [wait_run(alice, r["id"]) for r in made]
@@ -34,13 +40,13 @@ def test_runs_of_every_session_newest_first_with_filters(
 ) -> None:
     token = uuid.uuid4().hex
     greet, broke, other = _three_runs(alice, token)
-    assert (broke["status"], broke["error"]["message"]) == ("failed", "it broke")
+    assert (broke["status"], broke["error"]["message"]) == ("failed", f"it broke {token}")
     mine = {"q": token}
     listed = alice.get("/v1/runs", params=mine)
     assert _ids(listed) == [other["id"], broke["id"], greet["id"]]
     assert all(r.get("context") is None for r in listed.json()["data"])  # lists stay small
     assert _ids(alice.get("/v1/runs", params={**mine, "status": "failed"})) == [broke["id"]]
-    assert _ids(alice.get("/v1/runs", params={"q": "it broke"})) == [broke["id"]]  # the error
+    assert _ids(alice.get("/v1/runs", params={"q": f"it broke {token}"})) == [broke["id"]]
     assert _ids(alice.get("/v1/runs", params={**mine, "agent": "coder"})) == []
     assert _ids(alice.get("/v1/runs", params={**mine, "agent": "echo"})) == [
         other["id"],

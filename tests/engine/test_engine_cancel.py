@@ -209,9 +209,12 @@ async def test_wait_timeout_ends_a_waiting_run_timed_out(db_path: Path, tmp_path
             input={"log": str(tmp_path / "log")},
             wait_timeout_seconds=0.5,
         )
-        waiting = await wait_status(svc, run.id, RunStatus.WAITING)
-        assert waiting.waiting_for is not None
+        # Read from the log, not by polling for the status: on a loaded machine the 0.5 s
+        # of waiting can pass between two polls.
         ended = await wait_status(svc, run.id, *TERMINAL)
+        runs = [e for e in await svc.list_events(run_id=run.id) if e.type.startswith("run.")]
+        assert [e.type for e in runs][-2:] == ["run.waiting", "run.timed_out"]
+        assert runs[-2].data["run"]["waiting_for"] is not None
         assert ended.status is RunStatus.TIMED_OUT
         assert ended.error is not None and ended.error.type == "wait_timeout"
         assert ended.waiting_for is None

@@ -130,6 +130,21 @@ async def test_a_live_worker_whose_run_was_reaped_stops_its_agent(
         assert after.error is not None and after.error.type == "worker_lost"
 
 
+async def test_a_keeper_watching_less_often_than_its_lease_renews_it_in_time(
+    db_path: Path,
+) -> None:
+    """A watch interval past a third of the lease (2 s here) does not delay the renewals: the
+    run outlives the lease without its own worker's reaper taking it."""
+    async with Engine(db_path) as eng:
+        svc = eng.service
+        eng.worker(watch_interval=60.0)
+        session = await svc.create_session(title="long watch")
+        run = await svc.create_run(session.id, "nap", agent="echo", input={"sleep": 3})
+        done = await wait_status(svc, run.id, *TERMINAL)
+        assert done.status is RunStatus.COMPLETED, done.error
+        assert done.attempt == 1
+
+
 @pytest.mark.slow
 async def test_a_frozen_worker_process_that_comes_back_does_not_repeat_work(
     db_path: Path, tmp_path: Path, worker_process: Callable[..., WorkerProcess]

@@ -9,6 +9,7 @@ import pytest
 
 import tether
 from tests.conversation import async_walkthrough, walkthrough
+from tests.waiting import WAIT
 from tether.core.errors import SessionClosed
 from tether.core.status import RunStatus, SessionStatus
 
@@ -19,7 +20,7 @@ def test_sync_facade_handles_are_records_with_operations(tmp_path: Path) -> None
         assert isinstance(s, tether.Session) and s.status is SessionStatus.ACTIVE
         s.memory["python"] = "3.11"
         tt.user_memory["style"] = "short"
-        run = s.runs.create("say hi", agent="echo", input={"text": "hi", "steps": 1}).wait(10)
+        run = s.runs.create("say hi", agent="echo", input={"text": "hi", "steps": 1}).wait(WAIT)
         assert isinstance(run, tether.Run)
         assert run.status is RunStatus.COMPLETED and run.output == {"text": "echo: hi"}
         assert [step.name for step in run.steps] == ["step 1", "assistant_message"]
@@ -67,9 +68,9 @@ def test_async_twin_sees_what_the_sync_facade_wrote(tmp_path: Path) -> None:
             await s.memory.set("python", "3.11")
             run = await (
                 await s.runs.create("wait for me", agent="echo", input={"wait": "ok?"})
-            ).wait(10)
+            ).wait(WAIT)
             assert run.status is RunStatus.WAITING and run.waiting_for is not None
-            run = await (await run.resume("yes")).wait(10)
+            run = await (await run.resume("yes")).wait(WAIT)
             assert run.status is RunStatus.COMPLETED
             assert run.output == {"text": "echo: wait for me yes"}
             assert [st.name for st in await run.steps()] == ["wait_for_input", "assistant_message"]

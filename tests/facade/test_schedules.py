@@ -8,7 +8,7 @@ from pathlib import Path
 
 import tether
 from tests.support import TEST_SETTINGS
-from tests.waiting import eventually, eventually_sync
+from tests.waiting import WAIT, eventually, eventually_sync
 from tether.core.clock import ManualClock
 from tether.core.status import RunStatus
 
@@ -27,7 +27,7 @@ def test_a_due_schedule_runs_through_the_worker(tmp_path: Path) -> None:
         clock.advance((schedule.next_run_at - clock.now()).total_seconds())  # due now
         fired = eventually_sync(lambda: tt.schedules.get(schedule.id).last_run_id, what="a run")
         assert fired is not None
-        run = tt.runs.get(fired).wait(10)
+        run = tt.runs.get(fired).wait(WAIT)
         assert run.status is RunStatus.COMPLETED and run.output == {"text": "echo: report"}
         assert run.session_id == session.id and run.metadata == {"schedule_id": schedule.id}
         paused = tt.schedules.update(schedule.id, enabled=False)
@@ -46,7 +46,7 @@ async def test_the_async_facade_has_the_same_schedules(tmp_path: Path) -> None:
         async def fired() -> str:
             return (await tt.schedules.get(schedule.id)).last_run_id or ""
 
-        run = await (await tt.runs.get(await eventually(fired, what="a run"))).wait(10)
+        run = await (await tt.runs.get(await eventually(fired, what="a run"))).wait(WAIT)
         assert run.status is RunStatus.COMPLETED and run.goal == "tidy up"
         assert await tt.schedules.update(schedule.id, cron="0 0 * * *") != schedule
         await tt.schedules.delete(schedule.id)

@@ -13,6 +13,7 @@ import pytest
 
 from tests.postgres.helpers import FAST, run, service, sql
 from tests.sqlite.test_copy_event_ids import deleted_top, next_event_id
+from tests.waiting import WAIT
 from tether.core.api_key import ApiKey
 from tether.core.errors import Conflict, StoreError
 from tether.core.ids import new_id
@@ -65,9 +66,9 @@ async def _populate(url: str) -> None:
             done = await svc.create_run(
                 session.id, "work", input={"text": "hi", "steps": 2}, timeout_seconds=30.5
             )
-            await svc.wait_run(done.id, timeout=10)
+            await svc.wait_run(done.id, timeout=WAIT)
             failed = await svc.create_run(session.id, "break", input={"fail": "nope"})
-            await svc.wait_run(failed.id, timeout=10)
+            await svc.wait_run(failed.id, timeout=WAIT)
             waiting = await svc.create_run(  # a delivery that stays pending while the run waits
                 session.id,
                 "ask",
@@ -77,7 +78,7 @@ async def _populate(url: str) -> None:
             await svc.create_schedule(
                 "0 9 * * mon-fri", session_id=session.id, timezone="Europe/Paris", input={"n": n}
             )
-            await svc.wait_run(waiting.id, timeout=10)
+            await svc.wait_run(waiting.id, timeout=WAIT)
             queued = await svc.create_run(session.id, "later", if_busy="enqueue")
             await svc.cancel_run(queued.id)
             await store.put_memory(

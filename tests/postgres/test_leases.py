@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.postgres.helpers import FAST, run, service, with_stores
-from tests.waiting import eventually
+from tests.waiting import WAIT, eventually
 from tether.core.status import RunStatus
 from tether.runtime.agent import default_registry
 from tether.runtime.builtin import register
@@ -80,7 +80,7 @@ def test_a_live_worker_keeps_its_lease_and_no_one_reaps_it(pg_url: str) -> None:
         for worker in workers:
             worker.start()
         try:
-            done = await svc.wait_run(created.id, timeout=20)
+            done = await svc.wait_run(created.id, timeout=WAIT)
         finally:
             for worker in workers:
                 await worker.stop(grace=1.0)

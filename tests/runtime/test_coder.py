@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import WAIT
 from tether.core.run import Run
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
@@ -178,7 +179,7 @@ async def test_the_coder_summarises_the_session_from_its_tool_history(
 async def test_the_coder_without_a_workspace_fails_clearly(service: Service) -> None:
     session = await service.create_session()
     run = await service.create_run(session.id, "Find out why the tests fail.", agent="coder")
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.status is RunStatus.FAILED
     assert done.error is not None and "workspace" in done.error.message
 
@@ -195,7 +196,7 @@ async def test_workspace_tools_stay_inside_the_workspace(service: Service, works
     service.agents.register("escape", escape)
     session = await service.create_session()
     run = await service.create_run(session.id, "escape", agent="escape")
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.status is RunStatus.COMPLETED, done.error
     assert done.output["ok"] is False
     assert "outside the workspace" in done.output["error"]

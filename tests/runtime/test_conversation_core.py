@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.waiting import WAIT
 from tether.core.errors import AlreadyExists, NotFound, UsageError
 from tether.core.message import Role
 from tether.core.run import Run
@@ -238,7 +239,7 @@ def with_app_agent(agents: AgentRegistry) -> None:
 
 async def _run(service: Service, session_id: str, **run_input: Any) -> Run:
     run = await service.create_run(session_id, "use app memory", agent="app_agent", input=run_input)
-    return await service.wait_run(run.id, timeout=20)
+    return await service.wait_run(run.id, timeout=WAIT)
 
 
 @pytest.mark.usefixtures("worker", "with_app_agent")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.waiting import eventually
+from tests.waiting import WAIT, eventually
 from tether.core.errors import AgentNotFound
 from tether.core.message import Role
 from tether.core.run import Run
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("worker")
 async def _run(service: Service, goal: str = "say it", **kwargs: Any) -> Run:
     session = await service.create_session(title="echo")
     run = await service.create_run(session.id, goal, **kwargs)
-    return await service.wait_run(run.id, timeout=10)
+    return await service.wait_run(run.id, timeout=WAIT)
 
 
 @pytest.mark.parametrize(
@@ -103,7 +103,7 @@ async def test_echo_waits_for_a_person_then_appends_the_answer(service: Service)
     run = await service.create_run(
         session.id, "ask", agent="echo", input={"text": "hi", "steps": 1, "wait": "Go on?"}
     )
-    waiting = await service.wait_run(run.id, timeout=10)
+    waiting = await service.wait_run(run.id, timeout=WAIT)
     assert waiting.status is RunStatus.WAITING
     assert waiting.waiting_for is not None
     assert waiting.waiting_for["kind"] == "input"
@@ -113,7 +113,7 @@ async def test_echo_waits_for_a_person_then_appends_the_answer(service: Service)
     assert (wait_step.name, wait_step.status) == ("wait_for_input", StepStatus.RUNNING)
 
     await service.resume_run(run.id, {"text": "yes please"})
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
 
     assert done.status is RunStatus.COMPLETED, done.error
     assert done.output == {"text": "echo: hi yes please"}
@@ -234,7 +234,7 @@ async def test_a_run_records_the_context_it_started_from(service: Service) -> No
     session = await service.create_session(project={"workspace": "/w"})
     await service.add_message(session.id, "user", "hello")
     run = await service.create_run(session.id, "go", agent="echo", input={"text": "x"})
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.context is not None
     assert done.context["session_id"] == session.id
     assert done.context["project"] == {"workspace": "/w"}

@@ -11,6 +11,7 @@ import pytest
 
 import tether
 from tests.support import TEST_SETTINGS
+from tests.waiting import WAIT
 from tether.core.clock import ManualClock
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.run_context import RunContext
@@ -35,7 +36,7 @@ def tt(tmp_path: Path, agents: AgentRegistry) -> Iterator[tether.Tether]:
 
 def test_quick_taste(tt: tether.Tether) -> None:
     s = tt.sessions.create(title="x")
-    run = s.runs.create("hi", agent="echo", input={"text": "yo"}).wait(10)
+    run = s.runs.create("hi", agent="echo", input={"text": "yo"}).wait(WAIT)
     assert run.status is tether.RunStatus.COMPLETED
     assert run.output == {"text": "echo: yo"}
     assert [m.content for m in s.messages] == ["echo: yo"]
@@ -46,14 +47,14 @@ def test_the_design_walkthrough(tt: tether.Tether) -> None:
     s.memory["python"] = "3.9"
     assert dict(s.memory) == {"python": "3.9"}
 
-    run = s.runs.create(goal="Analyse", agent="remembering").wait(10)
+    run = s.runs.create(goal="Analyse", agent="remembering").wait(WAIT)
     assert run.status is tether.RunStatus.WAITING
     assert run.waiting_for is not None and run.waiting_for["prompt"] == "Apply the fix?"
     assert dict(run.memory) == {"hypothesis": "module `requests` is missing"}
     with pytest.raises(TypeError, match="read-only"):
         run.memory["hypothesis"] = "changed from outside"
 
-    done = run.resume("yes").wait(10)
+    done = run.resume("yes").wait(WAIT)
     assert done.status is tether.RunStatus.COMPLETED, done.error
     assert done.output == {"summary": "answer was yes", "python": "3.9"}
     assert [i.source_run_id for i in s.memory.items_with_source() if i.key == "hypothesis"] == [
@@ -61,7 +62,7 @@ def test_the_design_walkthrough(tt: tether.Tether) -> None:
     ]
     assert [st.kind for st in done.steps] == [tether.StepKind.MESSAGE]
 
-    second = s.runs.create("Verify", agent="echo", input={"text": "ok"}).wait(10)
+    second = s.runs.create("Verify", agent="echo", input={"text": "ok"}).wait(WAIT)
     assert [r.seq for r in s.runs.list()] == [1, 2]
     assert second.refresh().status is tether.RunStatus.COMPLETED
     assert s.refresh().status is tether.SessionStatus.ACTIVE
@@ -78,19 +79,19 @@ def test_the_design_walkthrough(tt: tether.Tether) -> None:
 
 def test_busy_session_through_the_facade(tt: tether.Tether) -> None:
     s = tt.sessions.create()
-    waiting = s.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(10)
+    waiting = s.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(WAIT)
     assert waiting.status is tether.RunStatus.WAITING
     with pytest.raises(tether.SessionBusy) as caught:
         s.runs.create("again", agent="echo")
     assert caught.value.active_run_id == waiting.id
     newer = s.runs.create("again", agent="echo", input={"text": "2"}, if_busy="interrupt")
-    assert newer.wait(10).status is tether.RunStatus.COMPLETED
+    assert newer.wait(WAIT).status is tether.RunStatus.COMPLETED
     assert waiting.refresh().status is tether.RunStatus.CANCELLED
 
 
 def test_the_library_checks_what_the_http_api_checks(tmp_path: Path, tt: tether.Tether) -> None:
     s = tt.sessions.create()
-    waiting = s.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(10)
+    waiting = s.runs.create("ask", agent="echo", input={"wait": "ok?"}).wait(WAIT)
     with pytest.raises(tether.UsageError, match="reason is longer than 500"):
         waiting.cancel(reason="r" * 501)
     assert waiting.refresh().status is tether.RunStatus.WAITING

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.waiting import WAIT
 from tether.core.clock import ManualClock
 from tether.core.errors import Conflict, NotFound
 from tether.core.memory import MemoryScope
@@ -92,7 +93,7 @@ def memory_agents(agents: AgentRegistry) -> None:
 
 async def _run(service: Service, session_id: str, agent: str, **run_input: Any) -> Run:
     run = await service.create_run(session_id, agent, agent=agent, input=run_input)
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.is_terminal, done
     return done
 
@@ -231,11 +232,11 @@ async def test_memory_scopes_are_mappings_also_on_replay_after_an_approval(
     await service.set_session_memory(session.id, "python", "3.9")
     await service.set_user_memory("name", "Alice")
     run = await service.create_run(session.id, "map", agent="mapper")
-    waiting = await service.wait_run(run.id, timeout=10)
+    waiting = await service.wait_run(run.id, timeout=WAIT)
     assert waiting.status is RunStatus.WAITING, waiting.error
     assert waiting.waiting_for is not None and waiting.waiting_for["kind"] == "approval"
     await service.resume_run(run.id, "yes")
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.status is RunStatus.COMPLETED, done.error
     assert done.output == {
         # The output is the replay's: its snapshot holds what the first pass wrote.

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import tether
+from tests.waiting import WAIT
 from tether.core.errors import UsageError
 from tether.core.run import Run
 from tether.core.status import RunStatus, StepStatus
@@ -39,7 +40,7 @@ def weather(city: str) -> str:
 
 async def _finish(service: Service, session_id: str, agent: str, goal: str = "Weather?") -> Run:
     run = await service.create_run(session_id, goal, agent=agent)
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.is_terminal, done
     return done
 
@@ -169,7 +170,7 @@ async def test_an_approval_waits_and_resumes_without_asking_the_model_again(
     )
     session = await service.create_session()
     run = await service.create_run(session.id, "Remove the old branch", agent="janitor")
-    waiting = await service.wait_run(run.id, timeout=10)
+    waiting = await service.wait_run(run.id, timeout=WAIT)
     assert waiting.status is RunStatus.WAITING
     assert waiting.waiting_for is not None
     assert waiting.waiting_for["kind"] == "approval"
@@ -178,7 +179,7 @@ async def test_an_approval_waits_and_resumes_without_asking_the_model_again(
     assert deleted == [] and len(model.requests) == 1
 
     await service.resume_run(run.id, answer)
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.status is RunStatus.COMPLETED, done.error
     assert len(model.requests) == 2, "the first model call was replayed, not repeated"
     if approved:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 import tether
+from tests.waiting import WAIT
 from tether.core.errors import LeaseLost
 from tether.core.event import EventType
 from tether.core.run import Run
@@ -32,7 +33,7 @@ def weather(city: str) -> str:
 async def _finish(service: Service, agent: str) -> Run:
     session = await service.create_session()
     run = await service.create_run(session.id, "Weather in Oslo?", agent=agent)
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.status is RunStatus.COMPLETED, done.error
     return done
 

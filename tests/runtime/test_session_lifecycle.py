@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.waiting import eventually
+from tests.waiting import WAIT, eventually
 from tether.core.clock import ManualClock
 from tether.core.errors import Conflict, SessionBusy, SessionClosed, SessionExpired
 from tether.core.run import IfBusy, Run
@@ -48,7 +48,7 @@ async def test_no_run_outcome_changes_the_session(service: Service, outcome: str
     if outcome == "cancelled":
         await _started(service, run)
         await service.cancel_run(run.id)
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
     assert done.status.value == outcome
 
     after = await service.get_session(session.id)
@@ -59,7 +59,7 @@ async def test_no_run_outcome_changes_the_session(service: Service, outcome: str
     # The session goes on: a message and a new run are accepted right away.
     await service.add_message(session.id, "user", "next?")
     nxt = await service.create_run(session.id, "next", agent="echo", if_busy="reject")
-    assert (await service.wait_run(nxt.id, timeout=10)).status is RunStatus.COMPLETED
+    assert (await service.wait_run(nxt.id, timeout=WAIT)).status is RunStatus.COMPLETED
 
 
 async def test_closing_stops_an_executing_run(service: Service, worker: Worker) -> None:
@@ -83,7 +83,7 @@ async def test_closing_stops_an_executing_run(service: Service, worker: Worker) 
 async def test_closing_cancels_waiting_and_queued_runs(service: Service) -> None:
     session = await service.create_session()
     waiting = await service.create_run(session.id, "ask", input={"wait": "ok?"})
-    assert (await service.wait_run(waiting.id, timeout=10)).status is RunStatus.WAITING
+    assert (await service.wait_run(waiting.id, timeout=WAIT)).status is RunStatus.WAITING
     queued = await service.create_run(session.id, "later", if_busy="enqueue")
     assert (await service.get_run(queued.id)).status is RunStatus.READY
 
@@ -104,7 +104,7 @@ async def test_close_is_idempotent_and_the_session_stays_readable(service: Servi
     session = await service.create_session()
     await service.add_message(session.id, "user", "hello")
     run = await service.create_run(session.id, "go", input={"text": "x"})
-    await service.wait_run(run.id, timeout=10)
+    await service.wait_run(run.id, timeout=WAIT)
     await service.set_session_memory(session.id, "k", "v")
     first = await service.close_session(session.id)
     events = await service.list_events(session_id=session.id)
@@ -160,7 +160,7 @@ async def test_a_busy_session_rejects_queues_or_interrupts(service: Service) -> 
     newcomer = await service.create_run(
         session.id, "three", input={"text": "3"}, if_busy=IfBusy.INTERRUPT
     )
-    done = await service.wait_run(newcomer.id, timeout=10)
+    done = await service.wait_run(newcomer.id, timeout=WAIT)
     assert done.status is RunStatus.COMPLETED
     for run_id in (first.id, queued.id):
         interrupted = await service.get_run(run_id)
@@ -177,7 +177,7 @@ async def test_enqueued_runs_execute_one_at_a_time_in_order(service: Service) ->
         )
         for i in range(4)
     ]
-    done = [await service.wait_run(r.id, timeout=10) for r in runs]
+    done = [await service.wait_run(r.id, timeout=WAIT) for r in runs]
     assert [r.status for r in done] == [RunStatus.COMPLETED] * 4
     assert [r.seq for r in done] == [1, 2, 3, 4]
     # Never two at once: each run started only after the previous one completed (event order).
@@ -218,7 +218,7 @@ async def test_sweep_persists_expiry_and_stops_unfinished_runs(
     session = await service.create_session(ttl_seconds=60)
     await service.add_message(session.id, "user", "hello")
     done = await service.create_run(session.id, "first", input={"text": "x"})
-    await service.wait_run(done.id, timeout=10)
+    await service.wait_run(done.id, timeout=WAIT)
     await service.set_session_memory(session.id, "k", "v")
     running = await _started(
         service, await service.create_run(session.id, "nap", input=SLEEPY, if_busy="enqueue")
@@ -250,13 +250,13 @@ async def test_activity_pushes_expiry_back(
     waiting = None
     if activity == "run event":
         waiting = await service.create_run(session.id, "ask", input={"wait": "ok?"})
-        assert (await service.wait_run(waiting.id, timeout=10)).status is RunStatus.WAITING
+        assert (await service.wait_run(waiting.id, timeout=WAIT)).status is RunStatus.WAITING
     clock.advance(50)
     if activity == "message":
         await service.add_message(session.id, "user", "still here")
     elif activity == "run":
         run = await service.create_run(session.id, "go", input={"text": "x"})
-        await service.wait_run(run.id, timeout=10)
+        await service.wait_run(run.id, timeout=WAIT)
     elif activity == "memory":
         await service.set_session_memory(session.id, "k", "v")
     else:
@@ -274,7 +274,7 @@ async def test_an_expired_session_cannot_be_revived_by_its_run(
 ) -> None:
     session = await service.create_session(ttl_seconds=60)
     waiting = await service.create_run(session.id, "ask", input={"wait": "ok?"})
-    assert (await service.wait_run(waiting.id, timeout=10)).status is RunStatus.WAITING
+    assert (await service.wait_run(waiting.id, timeout=WAIT)).status is RunStatus.WAITING
     clock.advance(60)
     with pytest.raises(SessionExpired):
         await service.resume_run(waiting.id, "yes")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.waiting import WAIT
 from tether.core.clock import ManualClock
 from tether.core.errors import UsageError
 from tether.core.run import Run
@@ -81,7 +82,7 @@ async def _runs(service: Service) -> tuple[str, list[Run]]:
         run = await service.create_run(
             session.id, "use tools", agent="toolbox", input={"calls": calls}
         )
-        runs.append(await service.wait_run(run.id, timeout=10))
+        runs.append(await service.wait_run(run.id, timeout=WAIT))
     assert all(r.status is RunStatus.COMPLETED for r in runs), [r.error for r in runs]
     return session.id, runs
 
@@ -153,7 +154,7 @@ async def test_filter_by_time(service: Service, clock: ManualClock) -> None:
         run = await service.create_run(
             session.id, "use tools", agent="toolbox", input={"calls": calls}
         )
-        assert (await service.wait_run(run.id, timeout=10)).status is RunStatus.COMPLETED
+        assert (await service.wait_run(run.id, timeout=WAIT)).status is RunStatus.COMPLETED
     history = await _all(service, session_id=session.id)
     later = await _all(service, session_id=session.id, since=starts[1])
     assert [s.id for s in later] == [s.id for s in history if s.started_at >= starts[1]]
@@ -192,12 +193,12 @@ async def test_a_resumed_run_replays_its_recorded_tool_calls(service: Service) -
     run = await service.create_run(
         session.id, "tools then wait", agent="toolbox", input={"calls": calls, "wait_after": 2}
     )
-    waiting = await service.wait_run(run.id, timeout=10)
+    waiting = await service.wait_run(run.id, timeout=WAIT)
     assert waiting.status is RunStatus.WAITING
     assert EXECUTED == {"add": 1, "shout": 1}
 
     await service.resume_run(run.id, "yes")
-    done = await service.wait_run(run.id, timeout=10)
+    done = await service.wait_run(run.id, timeout=WAIT)
 
     assert done.status is RunStatus.COMPLETED, done.error
     assert done.output == {"results": [2, "X", 4]}

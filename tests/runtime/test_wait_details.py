@@ -9,6 +9,7 @@ import pytest
 
 import tether
 from tests.support import TEST_SETTINGS
+from tests.waiting import WAIT
 from tether.runtime.agent import AgentRegistry
 from tether.runtime.run_context import RunContext
 
@@ -26,7 +27,7 @@ def test_details_cannot_replace_what_waiting_for_holds(
     agents.register("forging", forging)
     with tether.open(tmp_path / "t.db", agents=agents, settings=TEST_SETTINGS) as tt:
         session = tt.sessions.create()
-        run = session.runs.create("ask", agent="forging", input={"name": name}).wait(10)
+        run = session.runs.create("ask", agent="forging", input={"name": name}).wait(WAIT)
         assert run.status is tether.RunStatus.FAILED and run.waiting_for is None
         assert run.error is not None and run.error.type == "UsageError"
         assert f"details cannot be named {name}" in run.error.message
@@ -37,7 +38,7 @@ def test_other_details_go_beside_them(tmp_path: Path, agents: AgentRegistry) -> 
     agents.register("forging", forging)
     with tether.open(tmp_path / "t.db", agents=agents, settings=TEST_SETTINGS) as tt:
         run = tt.sessions.create().runs.create("ask", agent="forging", input={"name": "choice"})
-        waiting = run.wait(10)
+        waiting = run.wait(WAIT)
         assert waiting.status is tether.RunStatus.WAITING
         step_id = waiting.steps[-1].id
         assert waiting.waiting_for == {

@@ -17,7 +17,7 @@ import pytest
 
 import tether
 from tests.support import TEST_SETTINGS
-from tests.waiting import eventually_sync
+from tests.waiting import WAIT, eventually_sync
 from tests.webhook_listener import Listener, listening, verify
 from tether.core.clock import ManualClock
 from tether.core.errors import UsageError
@@ -39,7 +39,7 @@ def test_an_ended_run_is_posted_signed(tmp_path: Path, listener: Listener) -> No
         secret = tt.webhook_secret()
         assert secret == tt.webhook_secret() and secret.startswith("whsec_")
         session = tt.sessions.create()
-        run = session.runs.create("greet", input={"text": "hi"}, webhook=listener.url).wait(10)
+        run = session.runs.create("greet", input={"text": "hi"}, webhook=listener.url).wait(WAIT)
         assert run.status is RunStatus.COMPLETED
         eventually_sync(lambda: listener.received, what="the webhook")
         headers, body = listener.received[0]
@@ -63,7 +63,7 @@ def test_failed_and_cancelled_runs_are_sent_too(tmp_path: Path, listener: Listen
     with tether.open(tmp_path / "t.db", settings=SETTINGS) as tt:
         session = tt.sessions.create()
         failed = session.runs.create("break", input={"fail": "no"}, webhook=listener.url)
-        assert failed.wait(10).status is RunStatus.FAILED
+        assert failed.wait(WAIT).status is RunStatus.FAILED
         waiting = session.runs.create("ask", input={"wait": "ok?"}, webhook=listener.url)
         eventually_sync(lambda: tt.runs.get(waiting.id).status is RunStatus.WAITING)
         waiting.cancel()
@@ -76,7 +76,7 @@ def test_a_refused_delivery_is_retried_with_backoff(tmp_path: Path, listener: Li
     clock = ManualClock()
     listener.codes = [500, 503]
     with tether.open(tmp_path / "t.db", settings=SETTINGS, clock=clock) as tt:
-        run = tt.sessions.create().runs.create("go", webhook=listener.url).wait(10)
+        run = tt.sessions.create().runs.create("go", webhook=listener.url).wait(WAIT)
         eventually_sync(lambda: len(_webhook_events(tt, run.id)) == 1, what="attempt 1")
         first = _webhook_events(tt, run.id)[0]
         assert (first["outcome"], first["status_code"], first["attempt"]) == ("retrying", 500, 1)
@@ -99,7 +99,7 @@ def test_a_pending_delivery_survives_a_restart(tmp_path: Path, listener: Listene
         session = tt.sessions.create()
         run = session.runs.create("later", webhook=listener.url)
     with tether.open(db, settings=unreachable, clock=clock) as tt:
-        assert tt.runs.get(run.id).wait(10).status is RunStatus.COMPLETED
+        assert tt.runs.get(run.id).wait(WAIT).status is RunStatus.COMPLETED
         events = eventually_sync(lambda: _webhook_events(tt, run.id), what="attempt 1")
         assert events[0]["outcome"] == "retrying" and "refused" in events[0]["error"]
     assert listener.received == []

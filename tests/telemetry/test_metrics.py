@@ -16,7 +16,7 @@ from tests.support import TEST_SETTINGS, WORKER, Factory
 from tests.telemetry.agents import chat
 from tests.telemetry.conftest import in_process
 from tests.telemetry.scrape import OPENMETRICS, Samples, parse
-from tests.waiting import eventually
+from tests.waiting import WAIT, eventually
 from tether.api import create_app
 from tether.api.settings import ApiSettings
 from tether.core.clock import ManualClock, SystemClock
@@ -35,7 +35,6 @@ from tether.store.factory import open_store
 from tether.telemetry import create_metrics
 from tether.telemetry.metrics import MAX_TOOLS, OTHER_TOOL
 
-WAIT = 15.0
 TOKEN = "scrape-me-4f1c"
 
 

@@ -13,7 +13,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from tests.support import TEST_SETTINGS
 from tests.telemetry.agents import chat
 from tests.telemetry.conftest import Spans, in_process
-from tests.waiting import eventually
+from tests.waiting import WAIT, eventually
 from tether.api import create_app
 from tether.api.settings import ApiSettings
 from tether.core.clock import ManualClock
@@ -24,8 +24,6 @@ from tether.runtime.agent import AgentRegistry
 from tether.runtime.models import ModelResponse, ScriptedModel, ToolCall
 from tether.runtime.service import Service
 from tether.runtime.worker import Worker
-
-WAIT = 15.0
 
 
 def _hex(span: ReadableSpan) -> tuple[str, str]:

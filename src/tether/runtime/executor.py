@@ -84,12 +84,13 @@ class Executor:
             await self._execute(run, ending, instruments)
 
     async def _execute(self, run: Run, ending: Ending, instruments: Instruments) -> None:
-        lost, querying = asyncio.Event(), asyncio.Event()
+        lost, querying, recording = asyncio.Event(), asyncio.Event(), asyncio.Event()
         agent_task = asyncio.create_task(
-            self._drive(run, ending, instruments), name=f"run {run.id}"
+            self._drive(run, ending, recording, instruments), name=f"run {run.id}"
         )
         keeper = asyncio.create_task(
-            self._keep(run, agent_task, lost, querying, ending), name=f"keeper {run.id}"
+            self._keep(run, agent_task, lost, querying, recording, ending),
+            name=f"keeper {run.id}",
         )
         try:
             await asyncio.shield(agent_task)
@@ -126,18 +127,27 @@ class Executor:
         agent_task: asyncio.Task[None],
         lost: asyncio.Event,
         querying: asyncio.Event,
+        recording: asyncio.Event,
         ending: Ending,
     ) -> None:
         """Renew the lease and cancel the agent once the run is no longer ours; querying is
-        set while it reads or writes the store."""
+        set while it reads or writes the store. A change the execution made itself (its end
+        being recorded, a suspension) is left to it: the keeper may read that change before
+        the agent hears its write was committed (on PostgreSQL it reads on another connection),
+        and a run taken meanwhile shows the agent as LeaseLost on that write."""
         settings = self._settings
         renew_every = settings.lease_seconds / 3
         loop = asyncio.get_running_loop()
         next_renewal = loop.time() + renew_every
         while not agent_task.done():
             cursor = self._store.changes.cursor()
+            # Never past the renewal: a watch_interval longer than a third of the lease would
+            # let the lease expire under a live execution.
+            until_renewal = max(0.0, next_renewal - loop.time())
             await self._store.changes.wait(
-                [run_status_topic(run.id)], settings.watch_interval, since=cursor
+                [run_status_topic(run.id)],
+                min(settings.watch_interval, until_renewal),
+                since=cursor,
             )
             if agent_task.done():  # woken by the run's own last write
                 return
@@ -167,19 +177,23 @@ class Executor:
                 and current.attempt == run.attempt
             )
             if not still_ours and not agent_task.done():
+                if recording.is_set() or _suspended(current, run):
+                    return
                 lost.set()
                 agent_task.cancel()
                 _taken(None if current is None else current.status.value, ending)
                 return
 
-    async def _drive(self, run: Run, ending: Ending, instruments: Instruments) -> None:
+    async def _drive(
+        self, run: Run, ending: Ending, recording: asyncio.Event, instruments: Instruments
+    ) -> None:
         try:
             ctx = await self._prepare(run, instruments)
         except LeaseLost as exc:
             _taken(exc.details.get("status"), ending)
             return
         except Exception as exc:
-            await self._finish(run, ending, RunStatus.FAILED, error=ErrorInfo.of(exc))
+            await self._finish(run, ending, recording, RunStatus.FAILED, error=ErrorInfo.of(exc))
             return
         timeout = run.timeout_seconds
         try:
@@ -207,12 +221,17 @@ class Executor:
                 await self._finish(
                     run,
                     ending,
+                    recording,
                     RunStatus.TIMED_OUT,
                     error=ErrorInfo("timeout", f"the run exceeded its {timeout:g} s timeout"),
                 )
             else:
                 await self._finish(
-                    run, ending, RunStatus.FAILED, error=ErrorInfo.of(exc, ctx.failed_step_id)
+                    run,
+                    ending,
+                    recording,
+                    RunStatus.FAILED,
+                    error=ErrorInfo.of(exc, ctx.failed_step_id),
                 )
             return
         except Exception as exc:
@@ -221,9 +240,9 @@ class Executor:
             shown = self._settings.redactor.text(error.message)
             log.info("run %s failed: %s: %s", run.id, error.type, shown)
             await _settle(ctx)
-            await self._finish(run, ending, RunStatus.FAILED, error=error)
+            await self._finish(run, ending, recording, RunStatus.FAILED, error=error)
             return
-        await self._finish(run, ending, RunStatus.COMPLETED, output=to_data(output))
+        await self._finish(run, ending, recording, RunStatus.COMPLETED, output=to_data(output))
 
     async def _prepare(self, run: Run, instruments: Instruments) -> RunContext:
         store = self._store
@@ -267,14 +286,17 @@ class Executor:
         self,
         run: Run,
         ending: Ending,
+        recording: asyncio.Event,
         status: RunStatus,
         *,
         output: Any = None,
         error: ErrorInfo | None = None,
     ) -> None:
-        """Record how the run ended, retrying while the database is briefly unavailable (if it
-        stays down, the lease expires and the reaper ends the run). An outcome the store
-        refuses (an output that is not JSON, say) ends the run failed, saying why."""
+        """Record how the run ended (recording set meanwhile), retrying while the database is
+        briefly unavailable (if it stays down, the lease expires and the reaper ends the run).
+        An outcome the store refuses (an output that is not JSON, say) ends the run failed,
+        saying why."""
+        recording.set()
         redactor = self._settings.redactor
         if error is not None:
             error = replace(error, message=redactor.text(error.message))
@@ -298,7 +320,7 @@ class Executor:
                 what = "the agent's output" if status is RunStatus.COMPLETED else "the outcome"
                 message = f"{what} cannot be stored: {exc}"
                 unstorable = ErrorInfo(_UNSTORABLE, message)
-                await self._finish(run, ending, RunStatus.FAILED, error=unstorable)
+                await self._finish(run, ending, recording, RunStatus.FAILED, error=unstorable)
                 return
             except StoreError as exc:
                 if attempt + 1 == _FINISH_ATTEMPTS:
@@ -313,6 +335,16 @@ def _taken(status: str | None, ending: Ending) -> None:
     execution just suspended)."""
     if ending.status == UNRECORDED:
         ending.status = RunStatus.CANCELLED.value if status == RunStatus.CANCELLED.value else LOST
+
+
+def _suspended(current: Run | None, run: Run) -> bool:
+    """Whether the run is waiting in this attempt: only its execution can have suspended it
+    (anyone else taking the run ends it, or requeues it as the next attempt)."""
+    return (
+        current is not None
+        and current.status is RunStatus.WAITING
+        and current.attempt == run.attempt
+    )
 
 
 def _holder(run: Run) -> str:
