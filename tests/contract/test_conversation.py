@@ -332,3 +332,91 @@ async def test_pops_racing_appends_each_take_one_message(
         assert sorted(e.data["message_id"] for e in removed_events) == sorted(popped)
     finally:
         await other.close()
+
+
+#: A run id as any text: tether's own are UUIDs, but nothing a read does may depend on it.
+RUN_IDS = st.none() | st.sampled_from(["", "{", "[1]", '{"a":1}', "null", "r1"]) | KEYS
+#: Metadata PostgreSQL's jsonb keeps as given (one key: jsonb orders keys; no floats: it writes
+#: 1e300 as an integer); what jsonb does to any other object is the same on every read path.
+METADATA = st.dictionaries(
+    KEYS,
+    st.recursive(
+        st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80) | KEYS,
+        lambda inner: st.lists(inner, max_size=3),
+        max_leaves=6,
+    ),
+    max_size=1,
+)
+MESSAGES = st.lists(
+    st.tuples(
+        st.sampled_from(list(Role)),
+        st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")),
+        METADATA,
+        st.none() | JSON_OBJECTS,
+        RUN_IDS,
+        st.integers(min_value=0, max_value=2_000_000),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(messages=MESSAGES, popped=st.integers(min_value=0, max_value=3))
+def test_a_conversation_reads_back_what_its_appends_returned(
+    store: Store,
+    loop: asyncio.AbstractEventLoop,
+    clock: ManualClock,
+    messages: list[tuple[Role, str, dict[str, Any], Any, str | None, int]],
+    popped: int,
+) -> None:
+    """Every way of reading a conversation (kept or all, either order) gives each message as
+    its append returned it, popped ones with their removal time: metadata and items with their
+    numbers' types and keys' order, each message its own metadata dict."""
+
+    async def check() -> None:
+        session = await Factory(store, clock).session()
+        added: list[Message] = []
+        for role, content, metadata, item, run_id, step in messages:
+            clock.advance(step / 1e6)  # equal times, a microsecond apart, seconds apart
+            added.append(
+                await store.add_message(
+                    session_id=session.id,
+                    owner=OWNER,
+                    role=role,
+                    content=content,
+                    now=clock.now(),
+                    run_id=run_id,
+                    metadata=metadata,
+                    item=item,
+                )
+            )
+        for _ in range(popped):
+            clock.advance(1)
+            taken = await store.pop_message(session.id, owner=OWNER, now=clock.now())
+            if taken is not None:
+                added[taken.seq - 1] = taken
+        kept = [m for m in added if m.removed_at is None]
+        for include_removed, expected in ((True, added), (False, kept)):
+            for newest_first in (False, True):
+                read = await store.list_messages(
+                    session.id,
+                    limit=100,
+                    include_removed=include_removed,
+                    newest_first=newest_first,
+                )
+                assert read == (expected[::-1] if newest_first else expected)
+                if newest_first:
+                    read.reverse()
+                assert [type(m) for m in read] == [Message] * len(expected)
+                assert [(exact(m.metadata), exact(m.item)) for m in read] == [
+                    (exact(m.metadata), exact(m.item)) for m in expected
+                ]
+                assert len({id(m.metadata) for m in read}) == len(read)
+
+    loop.run_until_complete(check())

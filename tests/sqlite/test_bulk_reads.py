@@ -112,6 +112,7 @@ def _row_by_row(store: SqlStore, session_id: str) -> list[Message]:
     batches=st.lists(st.lists(NEW_MESSAGE, min_size=1, max_size=4), min_size=1, max_size=4),
     steps=st.lists(st.integers(min_value=0, max_value=2_000_000), min_size=4, max_size=4),
     popped=st.integers(min_value=0, max_value=2),
+    singles=st.lists(st.tuples(st.none() | st.text(max_size=5), NEW_MESSAGE), max_size=3),
 )
 def test_a_bulk_read_is_what_a_row_by_row_read_makes(
     sqlite_store: SqlStore,
@@ -120,6 +121,7 @@ def test_a_bulk_read_is_what_a_row_by_row_read_makes(
     batches: list[list[NewMessage]],
     steps: list[int],
     popped: int,
+    singles: list[tuple[str | None, NewMessage]],
 ) -> None:
     async def check() -> None:
         session = await Factory(sqlite_store, clock).session()
@@ -128,6 +130,19 @@ def test_a_bulk_read_is_what_a_row_by_row_read_makes(
             clock.advance(step / 1e6)  # equal times, times a microsecond apart, seconds apart
             added += await sqlite_store.add_messages(
                 session_id=session.id, owner=OWNER, messages=batch, now=clock.now()
+            )
+        for run_id, single in singles:  # one at a time, with a run's id (any text)
+            added.append(
+                await sqlite_store.add_message(
+                    session_id=session.id,
+                    owner=OWNER,
+                    role=single.role,
+                    content=single.content,
+                    now=clock.now(),
+                    run_id=run_id,
+                    metadata=single.metadata,
+                    item=single.item,
+                )
             )
         for _ in range(popped):
             await sqlite_store.pop_message(session.id, owner=OWNER, now=clock.now())

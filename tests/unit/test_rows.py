@@ -23,6 +23,7 @@ from tether.store.sql.rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     MessageRow,
+    from_json,
     from_us,
     message_event_texts,
     message_from_values,
@@ -138,10 +139,13 @@ def test_a_decoded_message_is_a_message_like_any_other() -> None:
 
 
 def test_a_conversation_read_decodes_what_each_row_holds() -> None:
+    extras = json.dumps(['{"k":[1]}', '{"type":"x"}', 2**52 + 1])
     rows = [
-        ("m1", 1, "user", "hi", None, None, 0, None, None),
-        ("m2", 2, "tool", "ü 日本", "r1", '{"k":[1]}', 2**52, '{"type":"x"}', 2**52 + 1),
-        ("m3", 3, "assistant", "", None, "null", 1_796_322_606_123_456, "null", None),
+        ("m1", 1, "user", "hi", 0, None, None),
+        ("m2", 2, "tool", "ü 日本", 2**52, "r1", extras),
+        ("m3", 3, "assistant", "", 1_796_322_606_123_456, None, '["null", "null", null]'),
+        ("m4", 4, "assistant", "", 0, "r2", '{"tool_calls":[{"id":"c1"}]}'),
+        ("m5", 5, "user", "", 0, None, '["{}", null, 7]'),
     ]
     decoded = messages_from_values("s1", iter(rows))
     assert decoded == [
@@ -159,16 +163,41 @@ def test_a_conversation_read_decodes_what_each_row_holds() -> None:
             removed_at=from_us(2**52 + 1),
         ),
         Message("m3", "s1", 3, Role.ASSISTANT, "", _AT),
+        Message("m4", "s1", 4, Role.ASSISTANT, "", _EPOCH, "r2", {"tool_calls": [{"id": "c1"}]}),
+        Message("m5", "s1", 5, Role.USER, "", _EPOCH, removed_at=from_us(7)),
     ]
-    assert [type(m) for m in decoded] == [Message] * 3
+    assert [type(m) for m in decoded] == [Message] * 5
     assert decoded[0].metadata is not decoded[2].metadata  # each its own dict
+    assert decoded[2].metadata is not decoded[4].metadata
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a":[1,2.5,null,true,"\\u00e9"]}', "null", " {} ", "{}\n", "[1] x", "", "\ufeff{}", "NaN"],
+)
+def test_json_is_read_as_json_loads_reads_it(text: str) -> None:
+    try:
+        expected = json.loads(text)
+    except ValueError as exc:
+        with pytest.raises(type(exc)):
+            from_json(text)
+    else:
+        assert repr(from_json(text)) == repr(expected)  # (NaN is not equal to itself)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_each_decoded_read_selects_the_columns_its_decoder_takes(backend: Backend) -> None:
     queries = {name: " ".join(sql.split()) for name, sql in load_queries(backend).items()}
+    conversation = CONVERSATION_COLUMNS
+    if backend == "postgres":  # the same values: JSON as text, the extras by json_build_array
+        conversation = conversation.replace(
+            "NULLIF(metadata, '{}')", "NULLIF(metadata, '{}')::text"
+        ).replace(
+            "json_array(metadata, item, removed_at)",
+            "json_build_array(metadata::text, item::text, removed_at)::text",
+        )
     for name in ("messages_forward", "messages_backward"):
-        assert queries[name].startswith(f"SELECT {CONVERSATION_COLUMNS} FROM messages "), name
+        assert queries[name].startswith(f"SELECT {conversation} FROM messages "), name
     assert queries["remove_message"].endswith(f" RETURNING {MESSAGE_COLUMNS}")
     for name in ("list_sessions_first", "list_sessions_after", "search_sessions"):
         assert queries[name].startswith(f"SELECT {SESSION_COLUMNS} FROM sessions "), name
@@ -176,7 +205,7 @@ def test_each_decoded_read_selects_the_columns_its_decoder_takes(backend: Backen
 
 def test_runs_of_equal_times_decode_each_to_its_time() -> None:
     times = [5, 5, 2**52, 2**52 + 1, 2**52 + 1, 5, 0, 0]
-    rows = [(f"m{n}", n, "user", "x", None, None, at, None, None) for n, at in enumerate(times)]
+    rows = [(f"m{n}", n, "user", "x", at, None, None) for n, at in enumerate(times)]
     decoded = messages_from_values("s1", rows)
     assert [m.created_at for m in decoded] == [from_us(at) for at in times]
     assert all(m.created_at.tzinfo is UTC for m in decoded)

@@ -100,8 +100,9 @@ FOR UPDATE SKIP LOCKED;
 -- messages -------------------------------------------------------------------------------------
 
 -- name: messages_forward
-SELECT id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,
-       removed_at
+SELECT id, seq, role, content, created_at, run_id,
+       CASE WHEN item IS NULL AND removed_at IS NULL THEN NULLIF(metadata, '{}')::text
+            ELSE json_build_array(metadata::text, item::text, removed_at)::text END AS extras
 FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s
   AND seq > GREATEST(%(after_seq)s::bigint,
@@ -114,8 +115,9 @@ WHERE session_id = %(session_id)s AND seq < %(before_seq)s
 ORDER BY seq LIMIT %(limit)s;
 
 -- name: messages_backward
-SELECT id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,
-       removed_at
+SELECT id, seq, role, content, created_at, run_id,
+       CASE WHEN item IS NULL AND removed_at IS NULL THEN NULLIF(metadata, '{}')::text
+            ELSE json_build_array(metadata::text, item::text, removed_at)::text END AS extras
 FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s
   AND seq > GREATEST(%(after_seq)s::bigint,

@@ -118,8 +118,9 @@ LIMIT :limit;
 -- messages -------------------------------------------------------------------------------------
 
 -- name: messages_forward
-SELECT id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,
-       removed_at
+SELECT id, seq, role, content, created_at, run_id,
+       CASE WHEN item IS NULL AND removed_at IS NULL THEN NULLIF(metadata, '{}')
+            ELSE json_array(metadata, item, removed_at) END AS extras
 FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
   AND seq > max(:after_seq, COALESCE((SELECT CASE WHEN :removed THEN 0 ELSE cleared_seq END
@@ -131,8 +132,9 @@ WHERE session_id = :session_id AND seq < :before_seq
 ORDER BY seq LIMIT :limit;
 
 -- name: messages_backward
-SELECT id, seq, role, content, run_id, NULLIF(metadata, '{}') AS metadata, created_at, item,
-       removed_at
+SELECT id, seq, role, content, created_at, run_id,
+       CASE WHEN item IS NULL AND removed_at IS NULL THEN NULLIF(metadata, '{}')
+            ELSE json_array(metadata, item, removed_at) END AS extras
 FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
   AND seq > max(:after_seq, COALESCE((SELECT CASE WHEN :removed THEN 0 ELSE cleared_seq END
