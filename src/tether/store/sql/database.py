@@ -105,9 +105,9 @@ class Database(Protocol):
         """One message appended in one call, committed, when the backend can do it at once:
         touch_active_session (one message), insert_message with message (its parameters; the
         id and seq are filled in), and its message.added event by reference. The session's
-        owner, or None when it did nothing (no such call here, the writer or
-        the file busy, the session refusing, a value to refuse): the caller then takes the
-        general path, which waits or raises why."""
+        owner, or None when it did nothing (no such call here, the writer or the file busy,
+        the session refusing, a value to refuse): the caller then takes the general path,
+        which waits or raises why."""
 
     def dump_json(self, value: Any) -> Any:
         """The parameter that stores value in a JSON column."""

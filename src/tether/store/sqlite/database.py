@@ -395,7 +395,7 @@ class SqliteDatabase:
                     conn.rollback()
                     return None  # (the general path says why: closed, expired, not found)
                 row = cursor.execute(_TOUCHED, (session_id,)).fetchone()
-                touched: str = row[0]
+                owned: str = row[0]
                 seq: int = row[1]
                 message["id"], message["seq"] = new_id(), seq
                 form = (message["run_id"] is None) + 2 * (message["item"] is None)
@@ -403,7 +403,7 @@ class SqliteDatabase:
                 cursor.execute(sql, values(message))
                 event = {
                     "type": "message.added",
-                    "owner": touched,
+                    "owner": owned,
                     "session_id": session_id,
                     "run_id": message["run_id"],
                     "data": message_event_ref(seq),
@@ -421,7 +421,7 @@ class SqliteDatabase:
                 raise
         finally:
             self._lock.release()
-        return touched
+        return owned
 
     def dump_json(self, value: Any) -> str | None:
         if value is None:
