@@ -24,7 +24,7 @@ from tether.core.errors import (
     StoreError,
     UsageError,
 )
-from tether.core.message import Role
+from tether.core.message import Message, Role
 from tether.runtime.service import Service
 from tether.store.changes import session_topic
 from tether.store.sql.store import SqlStore
@@ -261,3 +261,89 @@ def test_a_refused_session_is_said_before_a_value_that_is_not_json(
     with pytest.raises(UsageError, match="not storable as JSON"):
         add(active.id)
     assert _stored(sqlite_store, active.id) == ([], [], 0)
+
+
+def test_one_call_touches_the_session_without_returning_then_reads_its_row_back(
+    sqlite_store: SqlStore, loop: asyncio.AbstractEventLoop, clock: ManualClock
+) -> None:
+    # A RETURNING's rows SQLite gathers in a b-tree it makes and drops for the statement: the
+    # touch does without, and the row it changed is read back in the same transaction.
+    session = loop.run_until_complete(Factory(sqlite_store, clock).session())
+    conn = sqlite_store.database._conn  # type: ignore[attr-defined]
+    ran: list[str] = []
+    conn.set_trace_callback(ran.append)
+    try:
+        message = loop.run_until_complete(
+            sqlite_store.add_message(
+                session_id=session.id, owner=OWNER, role=Role.USER, content="x", now=clock.now()
+            )
+        )
+    finally:
+        conn.set_trace_callback(None)
+    # (A trigger's program is traced as its statement again, or as a -- comment.)
+    statements = [s for i, s in enumerate(ran) if s[:2] != "--" and (i == 0 or ran[i - 1] != s)]
+    assert [statement.split()[0] for statement in statements] == [
+        "BEGIN",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "INSERT",
+        "COMMIT",
+    ]
+    assert not [statement for statement in statements if "RETURNING" in statement]
+    assert message.seq == 1
+    assert _stored(sqlite_store, session.id) == ([1], ['{"message_seq":1}'], 1)
+
+
+@pytest.mark.parametrize("owner", [OWNER, None])
+@pytest.mark.parametrize("run_id", [None, "0190a7d6-0000-7000-8000-0000000000aa"])
+@pytest.mark.parametrize("item", [None, {"role": "user", "content": "x"}])
+def test_one_call_stores_the_message_and_event_a_write_transaction_stores(
+    sqlite_store: SqlStore,
+    loop: asyncio.AbstractEventLoop,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+    owner: str | None,
+    run_id: str | None,
+    item: dict[str, Any] | None,
+) -> None:
+    # Each form of the one call's statements (a None run_id or item written NULL, bound by
+    # position) against the general path's named ones.
+    session = loop.run_until_complete(Factory(sqlite_store, clock).session())
+
+    def add() -> Message:
+        return loop.run_until_complete(
+            sqlite_store.add_message(
+                session_id=session.id,
+                owner=owner,
+                role=Role.ASSISTANT,
+                content="x",
+                now=clock.now(),
+                run_id=run_id,
+                metadata={"k": [1, None]},
+                item=item,
+            )
+        )
+
+    one = add()
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite_store.database, "append_message", lambda *_: None)
+        general = add()
+    with sqlite3.connect(sqlite_store.location) as conn:
+        messages = conn.execute(
+            "SELECT seq, role, content, run_id, metadata, created_at, item FROM messages"
+            " WHERE session_id = ? ORDER BY seq",
+            (session.id,),
+        ).fetchall()
+        events = conn.execute(
+            "SELECT owner, session_id, run_id, data, created_at FROM events"
+            " WHERE type = 'message.added' ORDER BY id"
+        ).fetchall()
+    item_text = None if item is None else '{"role":"user","content":"x"}'
+    at = messages[0][5]
+    assert messages == [
+        (seq, "assistant", "x", run_id, '{"k":[1,null]}', at, item_text) for seq in (1, 2)
+    ]
+    assert events == [(OWNER, session.id, run_id, f'{{"message_seq":{seq}}}', at) for seq in (1, 2)]
+    assert (one.seq, general.seq) == (1, 2)
+    assert (one.run_id, one.item, one.metadata) == (general.run_id, general.item, general.metadata)

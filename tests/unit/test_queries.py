@@ -14,9 +14,16 @@ BACKENDS: tuple[Backend, ...] = ("sqlite", "postgres")
 #: under its sessions' locks (SQLite one event, or events that share all but their data, at a
 #: time), notifies other nodes, looks for a claimable run before claiming, claims a resumed
 #: or a ready run in one statement (SQLite in two), and appends a claim's and a finish's run
-#: event in the statement that claims or finishes the run.
+#: event in the statement that claims or finishes the run; SQLite's single append reads back
+#: the session row it touched without RETURNING.
 ONLY = {
-    "sqlite": {"insert_event", "insert_events", "claim_resumed_run", "claim_ready_run"},
+    "sqlite": {
+        "insert_event",
+        "insert_events",
+        "claim_resumed_run",
+        "claim_ready_run",
+        "touched_session",
+    },
     "postgres": {"append_events", "notify", "claimable", "claim_run", "finish_run_told"},
 }
 

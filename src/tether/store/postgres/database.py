@@ -294,7 +294,7 @@ class PostgresDatabase:
         await self._open()
         yield _Reader(self)
 
-    def append_message(self, message: dict[str, Any], owner: str | None) -> Row | None:
+    def append_message(self, message: dict[str, Any], owner: str | None) -> str | None:
         """None: an append is a pipelined transaction here (the general path)."""
         return None
 

@@ -101,13 +101,13 @@ class Database(Protocol):
         published): its first row. It may run twice (a connection lost under it), so it must
         be idempotent."""
 
-    def append_message(self, message: dict[str, Any], owner: str | None) -> Row | None:
+    def append_message(self, message: dict[str, Any], owner: str | None) -> str | None:
         """One message appended in one call, committed, when the backend can do it at once:
         touch_active_session (one message), insert_message with message (its parameters; the
-        id and seq are filled in), and its message.added event by reference. The touch row
-        (owner, message_count), or None when it did nothing (no such call here, the writer or
-        the file busy, the session refusing, a value to refuse): the caller then takes the
-        general path, which waits or raises why."""
+        id and seq are filled in), and its message.added event by reference. The session's
+        owner, or None when it did nothing (no such call here, the writer or the file busy,
+        the session refusing, a value to refuse): the caller then takes the general path,
+        which waits or raises why."""
 
     def dump_json(self, value: Any) -> Any:
         """The parameter that stores value in a JSON column."""

@@ -391,7 +391,7 @@ class SessionsPart(SqlBase):
         metadata = metadata or {}
         at = to_us(now)
         if self._db.message_refs and at >= 0:  # (the event by reference, as _message_events)
-            touched = None
+            owned = None
             try:
                 row = {
                     "id": None,
@@ -407,9 +407,9 @@ class SessionsPart(SqlBase):
             except UsageError:
                 pass  # (not JSON: the general path refuses it, once the session has its say)
             else:
-                touched = self._db.append_message(row, owner)
-            if touched is not None:
-                return self._announced_message(row, touched["owner"], role, now, metadata, item)
+                owned = self._db.append_message(row, owner)
+            if owned is not None:
+                return self._announced_message(row, owned, role, now, metadata, item)
         async with self._db.write() as tx:
             touched = await self._touch_active(tx, session_id, owner=owner, now=now, add_messages=1)
             message = new_message(

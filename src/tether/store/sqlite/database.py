@@ -27,10 +27,11 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache, partial
 from itertools import chain, count
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -65,6 +66,44 @@ _NAMED = re.compile(r"(?<![:\w]):(\w+)")
 _PARAMETER = re.compile(rf"{_NAMED.pattern}|\?")
 #: What a statement may raise that SqliteDatabase.after turns into tether's errors.
 _FAILURES = (sqlite3.Error, UnicodeEncodeError)
+
+
+#: A string literal (left as it is) or a :named parameter.
+_LITERAL_OR_NAMED = re.compile(r"'(?:[^']|'')*'|(?<![:\w]):(\w+)")
+_Positional = tuple[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]]
+
+
+def _positional(sql: str, nulls: tuple[str, ...] = ()) -> _Positional:
+    """sql with its :named parameters numbered (?1, ?2 …, in the order they first appear) but
+    those of nulls, written NULL; and what takes the numbered ones' values out of a dict of
+    them, in order. Bound by position, a value costs sqlite3 no name to look up (a str made and
+    hashed for each), and a NULL written out no None to adapt (sqlite3 looks for an adapter
+    for every None it binds: ~3,000 instructions)."""
+    names = dict.fromkeys(m[1] for m in _LITERAL_OR_NAMED.finditer(sql) if m[1])
+    kept = [name for name in names if name not in nulls]
+    assert len(kept) > 1 and "?" not in sql, "two :named parameters or more, and no ?"
+
+    def number(match: re.Match[str]) -> str:
+        name = match[1]
+        if not name:
+            return match[0]
+        return "NULL" if name in nulls else f"?{kept.index(name) + 1}"
+
+    return _LITERAL_OR_NAMED.sub(number, sql), itemgetter(*kept)
+
+
+#: The single append's statements (append_message), bound by position: the session's touch
+#: without its RETURNING (whose rows SQLite gathers in a b-tree it makes and drops for the
+#: statement: touched_session reads the changed row back for less); the message, in a form for
+#: each of its run_id and item being None or not (index: run_id is None + 2 * item is None);
+#: its event, in a form for each of its run_id being None or not.
+_TOUCH = _positional(_QUERIES["touch_active_session"].partition("\nRETURNING ")[0])
+_TOUCHED = _QUERIES["touched_session"]
+_MESSAGE = [
+    _positional(_QUERIES["insert_message"], nulls)
+    for nulls in ((), ("run_id",), ("item",), ("run_id", "item"))
+]
+_EVENT = [_positional(_QUERIES["insert_event"], nulls) for nulls in ((), ("run_id",))]
 
 
 class _Tx:
@@ -292,6 +331,8 @@ class SqliteDatabase:
         grouped = group_commit and durability == "full" and self.location != ":memory:"
         synchronous = "normal" if grouped else durability  # (the flushes are the group's)
         self._conn = _connect(self.location, synchronous)
+        self._cursor = self._conn.cursor()  # (append_message's, under the lock)
+        self._cursor.row_factory = None  # plain tuples
         self._group = GroupCommit(_wal_path(self._conn)) if grouped else None
         self._closed = False
         self._waits: ThreadPoolExecutor | None = None
@@ -321,52 +362,56 @@ class SqliteDatabase:
         async with self.write() as tx:
             return await tx.one(query, **params)
 
-    def append_message(self, message: dict[str, Any], owner: str | None) -> Row | None:
+    def append_message(self, message: dict[str, Any], owner: str | None) -> str | None:
         """The single append's statements in one call of the caller's thread, as a write
-        transaction runs them but without its awaits, keyword dicts and closures: only when the
-        writer is free (no group commit), the file not locked by another process, every value
-        storable and the session active; else nothing is written and the general path waits or
-        raises why."""
+        transaction runs them but without its awaits, keyword dicts and closures, their
+        parameters bound by position on a cursor kept for it: only when the writer is free (no
+        group commit), the file not locked by another process, every value storable and the
+        session active; else nothing is written and the general path waits or raises why."""
         if self._group is not None or not self._lock.take():
             return None
-        conn = self._conn
+        conn, cursor = self._conn, self._cursor
         try:
             if self._closed:  # (under the lock: closed by another thread just now, maybe)
                 return None  # (the general path raises StoreError)
             try:
                 check_params(message)
-                conn.execute("BEGIN IMMEDIATE")
+                cursor.execute("BEGIN IMMEDIATE")
             except (UsageError, sqlite3.Error):
                 if conn.in_transaction:
                     conn.rollback()
                 return None  # (a NUL: the general path refuses it; busy: it waits, off the loop)
             try:
-                touched: Row | None = conn.execute(
-                    _QUERIES["touch_active_session"],
-                    {
-                        "id": message["session_id"],
-                        "owner": owner,
-                        "now": message["created_at"],
-                        "add_messages": 1,
-                        "add_runs": 0,
-                    },
-                ).fetchone()
-                if touched is None:
+                session_id, now = message["session_id"], message["created_at"]
+                touch = {
+                    "id": session_id,
+                    "owner": owner,
+                    "now": now,
+                    "add_messages": 1,
+                    "add_runs": 0,
+                }
+                sql, values = _TOUCH
+                if cursor.execute(sql, values(touch)).rowcount != 1:
                     conn.rollback()
                     return None  # (the general path says why: closed, expired, not found)
-                seq = touched["message_count"]
+                row = cursor.execute(_TOUCHED, (session_id,)).fetchone()
+                owned: str = row[0]
+                seq: int = row[1]
                 message["id"], message["seq"] = new_id(), seq
-                conn.execute(_QUERIES["insert_message"], message)
+                form = (message["run_id"] is None) + 2 * (message["item"] is None)
+                sql, values = _MESSAGE[form]
+                cursor.execute(sql, values(message))
                 event = {
                     "type": "message.added",
-                    "owner": touched["owner"],
-                    "session_id": message["session_id"],
+                    "owner": owned,
+                    "session_id": session_id,
                     "run_id": message["run_id"],
                     "data": message_event_ref(seq),
-                    "created_at": message["created_at"],
+                    "created_at": now,
                 }
-                conn.execute(_QUERIES["insert_event"], event)
-                conn.execute("COMMIT")
+                sql, values = _EVENT[form & 1]
+                cursor.execute(sql, values(event))
+                cursor.execute("COMMIT")
             except BaseException as exc:
                 conn.rollback()
                 if isinstance(exc, UnicodeEncodeError):
@@ -376,7 +421,7 @@ class SqliteDatabase:
                 raise
         finally:
             self._lock.release()
-        return touched
+        return owned
 
     def dump_json(self, value: Any) -> str | None:
         if value is None:

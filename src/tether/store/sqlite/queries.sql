@@ -546,3 +546,9 @@ VALUES (?, :session_id, ?, ?, ?, NULL, ?, :created_at, ?);
 -- ids follow the highest present: append_events inserts the first of a batch with insert_event.
 INSERT INTO events (type, owner, session_id, run_id, data, created_at)
 VALUES (:type, :owner, :session_id, :run_id, ?, :created_at);
+
+-- name: touched_session
+-- The session row touch_active_session changed, read back in its transaction: the single append
+-- (append_message) touches the row without RETURNING, whose rows SQLite gathers in a temporary
+-- b-tree it makes and drops for every statement.
+SELECT owner, message_count FROM sessions WHERE id = ?;
