@@ -30,6 +30,18 @@ RUN_MACHINERY = (
     "tether.runtime.builtin.coder.agent",
     "tether.runtime.builtin.coder.workspace",
 )
+#: What the other commands load (their modules and what only they use) and rich's emoji table,
+#: which a read prints no emoji code from.
+OTHER_COMMANDS = (
+    "tether.cli.serve",
+    "tether.cli.tail",
+    "tether.cli.keys",
+    "tether.cli.schedules",
+    "tether.cli.retention",
+    "tether.api",
+    "tether.core.hosts",
+    "rich._emoji_codes",
+)
 #: What the command's start-up needs none of.
 RUNTIME_AND_STORE = (
     "asyncio",
@@ -80,6 +92,16 @@ def test_a_read_by_the_command_loads_no_run_machinery(conversation: tuple[str, s
     assert "tether.store.sqlite.store" in loaded  # it did read
     assert among(loaded, RUN_MACHINERY) == []
     assert among(loaded, ("httpx", "tether.client", "tether.telemetry")) == []
+
+
+def test_a_read_by_the_command_loads_no_other_command(conversation: tuple[str, str]) -> None:
+    db, sid = conversation
+    code, loaded = command("sessions", "messages", sid, "--tail", "5", "--db", db)
+    assert code in (0, None)
+    assert "tether.cli.render" in loaded  # it did print its table
+    assert among(loaded, OTHER_COMMANDS) == []
+    _, whole = command("sessions", "--help")  # the group's help loads its commands' modules
+    assert "tether.cli.retention" in whole and "tether.cli.serve" not in whole
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["sessions", "--help"]])
