@@ -30,6 +30,28 @@ RUN_MACHINERY = (
     "tether.runtime.builtin.coder.agent",
     "tether.runtime.builtin.coder.workspace",
 )
+#: What the other commands load (their modules and what only they use) and rich's emoji table,
+#: which a read prints no emoji code from.
+OTHER_COMMANDS = (
+    "tether.cli.serve",
+    "tether.cli.tail",
+    "tether.cli.keys",
+    "tether.cli.schedules",
+    "tether.cli.retention",
+    "tether.api",
+    "tether.core.hosts",
+    "rich._emoji_codes",
+)
+#: Records of the store's other operations (graphs' checkpoints, the overview's statistics,
+#: webhooks, API keys, assistants): loaded where a row becomes one.
+OTHER_RECORDS = (
+    "tether.store.checkpoint",
+    "tether.core.stats",
+    "tether.core.webhook",
+    "tether.runtime.webhooks",
+    "tether.core.api_key",
+    "tether.core.assistant",
+)
 #: What the command's start-up needs none of.
 RUNTIME_AND_STORE = (
     "asyncio",
@@ -82,6 +104,16 @@ def test_a_read_by_the_command_loads_no_run_machinery(conversation: tuple[str, s
     assert among(loaded, ("httpx", "tether.client", "tether.telemetry")) == []
 
 
+def test_a_read_by_the_command_loads_no_other_command(conversation: tuple[str, str]) -> None:
+    db, sid = conversation
+    code, loaded = command("sessions", "messages", sid, "--tail", "5", "--db", db)
+    assert code in (0, None)
+    assert "tether.cli.render" in loaded  # it did print its table
+    assert among(loaded, (*OTHER_COMMANDS, *OTHER_RECORDS)) == []
+    _, whole = command("sessions", "--help")  # the group's help loads its commands' modules
+    assert "tether.cli.retention" in whole and "tether.cli.serve" not in whole
+
+
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["sessions", "--help"]])
 def test_the_command_starts_without_the_runtime_or_the_store(args: list[str]) -> None:
     code, loaded = command(*args)
@@ -102,7 +134,7 @@ def test_a_read_by_the_library_loads_no_run_machinery_but_a_worker_does(
     )
     texts, loaded = printed_by(read)
     assert texts == ["hello there"]
-    assert among(loaded, (*RUN_MACHINERY, "pydantic")) == []
+    assert among(loaded, (*RUN_MACHINERY, *OTHER_RECORDS, "pydantic")) == []
     _, with_worker = printed_by(read.replace("worker=False", "worker=True"))
     assert "tether.runtime.worker" in with_worker and "tether.runtime.executor" in with_worker
 

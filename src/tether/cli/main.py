@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib
 import json as json_module
 import math
 import os
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 from typer.main import get_command_name
-from typer.models import CommandInfo
+from typer.models import CommandInfo, TyperInfo
 
 from tether.cli import drive, durations, render
 from tether.cli.app import (
@@ -36,20 +37,10 @@ from tether.cli.app import (
     with_target,
 )
 from tether.cli.graphs import GraphOption, LangGraphConfigOption, register_graphs
-from tether.cli.keys import keys_app
 from tether.cli.observe import LogFormatOption, MetricsTokenOption, OtelOption, start_observing
 from tether.cli.redaction import RedactOption, RedactPatternOption, redactor
 from tether.cli.report import run_report, session_report
-from tether.cli.retention import (
-    db_prune,
-    owners_app,
-    sessions_export,
-    sessions_import,
-)
 from tether.cli.roots import WorkspaceRootOption, workspace_roots
-from tether.cli.schedules import schedules_app
-from tether.cli.serve import serve
-from tether.cli.tail import tail
 from tether.cli.webhooks import WebhookAllowOption, webhook_allow, webhooks_app
 from tether.core.serde import to_data
 from tether.runtime.settings import RuntimeSettings
@@ -59,7 +50,42 @@ if TYPE_CHECKING:
     from tether.core.run import Run
     from tether.core.session import Session
 
-app = typer.Typer(
+
+class _Elsewhere(CommandInfo):
+    """A command of another module, where it stands among its group's commands: the module
+    loads when a command line names it (or needs them all: the group's help, a mistake)."""
+
+    def __init__(self, name: str, where: str) -> None:
+        super().__init__(name=name)
+        self.where = where
+
+    def load(self) -> CommandInfo:
+        scratch = typer.Typer()
+        scratch.command(self.name)(_imported(self.where))
+        return scratch.registered_commands[0]
+
+
+class _GroupElsewhere(TyperInfo):
+    """A group of another module, where it stands among the groups (loaded as _Elsewhere is)."""
+
+    def __init__(self, name: str, where: str) -> None:
+        super().__init__(name=name)
+        self.where = where
+
+    def load(self) -> TyperInfo:
+        scratch = typer.Typer()
+        scratch.add_typer(_imported(self.where), name=self.name)
+        return scratch.registered_groups[0]
+
+
+def _imported(where: str) -> Any:
+    module, name = where.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+#: The whole command line as a program outside this module sees it: ``app`` (module
+#: __getattr__) is this with every command of another module loaded.
+_app = typer.Typer(
     name="tether",
     help="tether: durable Sessions and Runs for AI agents.",
     no_args_is_help=True,
@@ -70,19 +96,25 @@ sessions_app = typer.Typer(help="Sessions: the long conversations.", no_args_is_
 runs_app = typer.Typer(help="Runs: one task inside a session.", no_args_is_help=True)
 messages_app = typer.Typer(help="Messages: a session's conversation.", no_args_is_help=True)
 db_app = typer.Typer(help="The database.", no_args_is_help=True)
-app.add_typer(sessions_app, name="sessions")
-app.add_typer(runs_app, name="runs")
-app.add_typer(messages_app, name="messages")
-app.add_typer(db_app, name="db")
-app.add_typer(keys_app, name="keys")
-app.add_typer(schedules_app, name="schedules")
-app.add_typer(webhooks_app, name="webhooks")
-app.add_typer(owners_app, name="owners")
-sessions_app.command("export")(sessions_export)
-sessions_app.command("import")(sessions_import)
-db_app.command("prune")(db_prune)
-app.command()(serve)
-app.command()(tail)
+_app.add_typer(sessions_app, name="sessions")
+_app.add_typer(runs_app, name="runs")
+_app.add_typer(messages_app, name="messages")
+_app.add_typer(db_app, name="db")
+_app.registered_groups += [
+    _GroupElsewhere("keys", "tether.cli.keys:keys_app"),
+    _GroupElsewhere("schedules", "tether.cli.schedules:schedules_app"),
+]
+_app.add_typer(webhooks_app, name="webhooks")
+_app.registered_groups.append(_GroupElsewhere("owners", "tether.cli.retention:owners_app"))
+sessions_app.registered_commands += [
+    _Elsewhere("export", "tether.cli.retention:sessions_export"),
+    _Elsewhere("import", "tether.cli.retention:sessions_import"),
+]
+db_app.registered_commands.append(_Elsewhere("prune", "tether.cli.retention:db_prune"))
+_app.registered_commands += [
+    _Elsewhere("serve", "tether.cli.serve:serve"),
+    _Elsewhere("tail", "tether.cli.tail:tail"),
+]
 sessions_app.command("create")(drive.sessions_create)
 runs_app.command("create")(drive.runs_create)
 messages_app.command("add")(drive.messages_add)
@@ -98,7 +130,7 @@ def _print_version(wanted: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -110,7 +142,7 @@ def _root(
     """tether: durable Sessions and Runs for AI agents."""
 
 
-@app.command()
+@_app.command()
 @handles_errors
 def demo(
     db: DbOption = DEFAULT_DB,
@@ -443,7 +475,7 @@ def _finite(number: str) -> float:
     return value
 
 
-@app.command()
+@_app.command()
 @handles_errors
 def sweep(db: DbOption = DEFAULT_DB, json: JsonOption = False) -> None:
     """Persist the expiry of every session past its TTL (cancelling their unfinished runs)."""
@@ -491,7 +523,7 @@ def db_copy(
     run_copy(source, target, force=force, batch=batch_size, json=json)
 
 
-@app.command()
+@_app.command()
 @handles_errors
 def worker(
     db: DbOption = DEFAULT_DB,
@@ -573,7 +605,7 @@ def worker(
 def main() -> None:
     """Run the command; a usage mistake is one line on stderr (exit 2), like every error."""
     try:
-        code = _narrowed(app, sys.argv[1:3])(standalone_mode=False)
+        code = _narrowed(_app, sys.argv[1:3])(standalone_mode=False)
     except typer.Abort:
         err_console.print("[bold red]error:[/] interrupted", highlight=False)
         sys.exit(130)
@@ -596,13 +628,15 @@ def main() -> None:
 def _narrowed(root: typer.Typer, names: list[str]) -> typer.Typer:
     """root holding only the command or group the first of names names, and that group only
     the command the next one names (the same command, usage, help and errors: Typer builds
-    every command it holds, reading each one's options, at each start); root itself for
-    anything else (no argument, an option, a mistake)."""
+    every command it holds, reading each one's options, at each start, and a command of
+    another module loads that module); root itself, whole, for anything else (no argument, an
+    option, a mistake)."""
     name = names[0] if names else None
+    _load(root, name)
     groups = [g for g in root.registered_groups if g.name == name]
     commands = [c for c in root.registered_commands if _command_name(c) == name]
     if len(groups) + len(commands) != 1:
-        return root
+        return _whole(root)
     if groups and groups[0].typer_instance is not None:
         group = copy.copy(groups[0])
         group.typer_instance = _narrowed(groups[0].typer_instance, names[1:])
@@ -616,3 +650,29 @@ def _command_name(command: CommandInfo) -> str | None:
     if command.name is not None:
         return command.name
     return None if command.callback is None else get_command_name(command.callback.__name__)
+
+
+def _load(group: typer.Typer, name: str | None) -> None:
+    """Load group's commands and groups of other modules named name (None: all), in place."""
+    commands, groups = group.registered_commands, group.registered_groups
+    for index, command in enumerate(commands):
+        if isinstance(command, _Elsewhere) and name in (None, command.name):
+            commands[index] = command.load()
+    for index, info in enumerate(groups):
+        if isinstance(info, _GroupElsewhere) and name in (None, info.name):
+            groups[index] = info.load()
+
+
+def _whole(group: typer.Typer) -> typer.Typer:
+    """group with every command of its own and of its groups loaded."""
+    _load(group, None)
+    for info in group.registered_groups:
+        if info.typer_instance is not None:
+            _whole(info.typer_instance)
+    return group
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # the whole command line, for programs that build it (tests, docs)
+        return _whole(_app)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from tether.core.clock import Clock
 from tether.core.errors import NotFound, UsageError
@@ -16,7 +16,6 @@ from tether.core.message import Role
 from tether.core.page import Page
 from tether.core.run import HeldLease, IfBusy, Run, RunOptionFields, RunOptions
 from tether.core.session import Session
-from tether.core.stats import RunStats
 from tether.core.status import RunStatus
 from tether.runtime import limits
 from tether.runtime.agent import AgentRegistry
@@ -24,9 +23,11 @@ from tether.runtime.held_ops import holder_id, new_holder
 from tether.runtime.instruments import Instruments, installed
 from tether.runtime.run_shapes import webhook_shape
 from tether.runtime.settings import RuntimeSettings
-from tether.runtime.webhooks import WebhookPolicy, new_secret
 from tether.store.base import Store
 from tether.store.changes import run_status_topic
+
+if TYPE_CHECKING:  # the overview's record: made by the store, when asked
+    from tether.core.stats import RunStats
 
 #: The longest period the overview aggregates (31 days).
 MAX_STATS_HOURS = 31 * 24
@@ -101,6 +102,8 @@ class RunOps:
         chosen = limits.enum(IfBusy, opts.if_busy, "if_busy") or IfBusy.REJECT
         webhook = None
         if opts.webhook is not None:
+            from tether.runtime.webhooks import WebhookPolicy
+
             policy = WebhookPolicy(self.settings.webhook_allow)
             await asyncio.to_thread(policy.check, opts.webhook)
             webhook = (opts.webhook, webhook_shape(run))
@@ -120,6 +123,8 @@ class RunOps:
     async def webhook_secret(self, *, rotate: bool = False) -> str:
         """The secret the owner's webhooks are signed with (made on first use); with rotate, a
         new one (the old one no longer signs anything)."""
+        from tether.runtime.webhooks import new_secret
+
         now = self.clock.now()
         if rotate:
             return await self.store.rotate_webhook_secret(self.owner, secret=new_secret(), now=now)

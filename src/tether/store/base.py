@@ -18,10 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Any, Final, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
 
-from tether.core.api_key import ApiKey
-from tether.core.assistant import Assistant
 from tether.core.event import Event
 from tether.core.memory import MemoryItem, MemoryScope, MemoryWrite
 from tether.core.message import Message, NewMessage, Role, StoredMessage
@@ -29,20 +27,24 @@ from tether.core.page import Page
 from tether.core.run import Activity, ErrorInfo, IfBusy, Run, RunActivity
 from tether.core.schedule import Schedule
 from tether.core.session import Session
-from tether.core.stats import RunStats
 from tether.core.status import RunStatus, SessionStatus, StepStatus
 from tether.core.step import Step, StepKind
 from tether.core.usage import Usage
-from tether.core.webhook import WebhookDelivery
 from tether.store.changes import ChangeFeed
-from tether.store.checkpoint import (
-    ChannelValue,
-    Checkpoint,
-    ConversationRanges,
-    LoadedCheckpoint,
-    PendingWrite,
-)
 from tether.store.run_start import RunStart, SourceLimits
+
+if TYPE_CHECKING:  # records of operations a read does none of: loaded where they are made
+    from tether.core.api_key import ApiKey
+    from tether.core.assistant import Assistant
+    from tether.core.stats import RunStats
+    from tether.core.webhook import WebhookDelivery
+    from tether.store.checkpoint import (
+        ChannelValue,
+        Checkpoint,
+        ConversationRanges,
+        LoadedCheckpoint,
+        PendingWrite,
+    )
 
 
 class _Unset(Enum):

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tether.core.assistant import Assistant
 from tether.core.errors import AlreadyExists, NotFound
 from tether.store.sql.common import SqlBase
 from tether.store.sql.database import ReadTx, Row, Tx
 from tether.store.sql.rows import LoadJson, from_us, to_us
+
+if TYPE_CHECKING:  # made where a row becomes one (a read of messages makes none)
+    from tether.core.assistant import Assistant
 
 #: The fields an update may change.
 CHANGEABLE = ("graph_id", "name", "description", "config", "context", "metadata")
@@ -19,6 +21,8 @@ CHANGEABLE = ("graph_id", "name", "description", "config", "context", "metadata"
 
 def _assistant(row: Row, load: LoadJson, owner: str, *, of_version: bool = False) -> Assistant:
     """An assistant row, or a version row (made when its version was)."""
+    from tether.core.assistant import Assistant
+
     made = from_us(row["created_at"])
     return Assistant(
         id=row["assistant_id"] if of_version else row["id"],

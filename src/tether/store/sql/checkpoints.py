@@ -5,21 +5,21 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.core.message import Message, NewMessage
-from tether.store.checkpoint import (
-    CONVERSATION_TYPE,
-    ChannelValue,
-    Checkpoint,
-    ConversationRanges,
-    LoadedCheckpoint,
-    PendingWrite,
-    merge_ranges,
-)
 from tether.store.sql.database import ReadTx, Row
 from tether.store.sql.rows import MAX_SEQ, messages_from_values, to_us
 from tether.store.sql.sessions import SessionsPart
+
+if TYPE_CHECKING:  # a graph's records: loaded by the operations that make them
+    from tether.store.checkpoint import (
+        ChannelValue,
+        Checkpoint,
+        ConversationRanges,
+        LoadedCheckpoint,
+        PendingWrite,
+    )
 
 #: Messages read at a time when a conversation is copied.
 _PAGE = 1000
@@ -41,6 +41,8 @@ class CheckpointsPart(SessionsPart):
         """Store a checkpoint (replacing one with its ids) with the channel values it brings,
         appending the new messages of its conversation values to the session's conversation,
         in one transaction; the ranges each conversation value ends up with, by channel."""
+        from tether.store.checkpoint import CONVERSATION_TYPE, ChannelValue, merge_ranges
+
         new = [m for value in conversation for m in value.new]
         session_id = checkpoint.session_id
         async with self._db.write() as tx:
@@ -141,6 +143,8 @@ class CheckpointsPart(SessionsPart):
     ) -> list[LoadedCheckpoint]:
         """The owner's checkpoints, newest first (of one session, namespace, id, or before an
         id, when given), each with its channel values and pending writes."""
+        from tether.store.checkpoint import LoadedCheckpoint, PendingWrite
+
         async with self._db.read() as tx:
             rows = await tx.all(
                 "list_checkpoints",
@@ -173,6 +177,8 @@ class CheckpointsPart(SessionsPart):
         return found
 
     def _checkpoint(self, row: Row) -> Checkpoint:
+        from tether.store.checkpoint import Checkpoint
+
         return Checkpoint(
             thread=row["external_key"],
             session_id=row["session_id"],
@@ -187,6 +193,8 @@ class CheckpointsPart(SessionsPart):
         )
 
     async def _values(self, tx: ReadTx, checkpoint: Checkpoint) -> list[ChannelValue]:
+        from tether.store.checkpoint import ChannelValue
+
         values = []
         for channel, version in checkpoint.channels.items():
             row = await tx.one(
@@ -232,6 +240,8 @@ class CheckpointsPart(SessionsPart):
     ) -> None:
         """Copy a session's checkpoints, values and writes into another session of the owner,
         with the conversation messages they hold (appended to the target's conversation)."""
+        from tether.store.checkpoint import CONVERSATION_TYPE
+
         async with self._db.write() as tx:
             await self._session_in(tx, source_id, owner)
             blobs = await tx.all("session_checkpoint_blobs", session_id=source_id)

@@ -4,15 +4,20 @@ neither keys nor UI session tokens reach the database)."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from tether.core.api_key import ApiKey
 from tether.core.errors import AlreadyExists
 from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Row
 from tether.store.sql.rows import from_us, opt_dt, to_us
 
+if TYPE_CHECKING:  # made where a row becomes one (a read of messages makes none)
+    from tether.core.api_key import ApiKey
+
 
 def _key(row: Row) -> ApiKey:
+    from tether.core.api_key import ApiKey
+
     return ApiKey(
         id=row["id"],
         owner=row["owner"],

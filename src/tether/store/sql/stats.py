@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from tether.core.stats import AgentDurations, ModelTokens, RunStats, SlotCount, ToolFailures
 from tether.core.status import RunStatus
 from tether.store.sql.common import SqlBase
 from tether.store.sql.rows import from_us, to_us
+
+if TYPE_CHECKING:  # made by run_stats only (a read of messages makes none)
+    from tether.core.stats import RunStats
 
 _HOUR_US = 3600 * 1_000_000
 _DAY_US = 24 * _HOUR_US
@@ -19,6 +22,8 @@ class StatsPart(SqlBase):
     async def run_stats(
         self, *, owner: str, since: datetime, until: datetime, tools: int = 10
     ) -> RunStats:
+        from tether.core.stats import AgentDurations, ModelTokens, RunStats, SlotCount, ToolFailures
+
         window = {"owner": owner, "since": to_us(since), "until": to_us(until)}
         async with self._db.read() as tx:
             hours = await tx.all("stats_runs_by_hour", hour=_HOUR_US, **window)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.core.event import EventType
-from tether.core.webhook import WebhookDelivery
 from tether.store.sql.common import SqlBase
 from tether.store.sql.database import Row
 from tether.store.sql.rows import from_us, opt_us, to_us
 
+if TYPE_CHECKING:  # made where a row becomes one (a read of messages makes none)
+    from tether.core.webhook import WebhookDelivery
+
 
 def _delivery(row: Row, session_id: str) -> WebhookDelivery:
+    from tether.core.webhook import WebhookDelivery
+
     return WebhookDelivery(
         id=row["id"],
         run_id=row["run_id"],
