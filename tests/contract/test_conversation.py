@@ -420,3 +420,30 @@ def test_a_conversation_reads_back_what_its_appends_returned(
                 assert len({id(m.metadata) for m in read}) == len(read)
 
     loop.run_until_complete(check())
+
+
+async def test_imported_metadata_that_is_not_an_object_reads_back(
+    store: Store, make: Factory, backend: Backend
+) -> None:
+    # (an import stores a message's metadata as the archive has it; so did older versions)
+    session = await make.session()
+    for _ in range(3):
+        await store.add_message(
+            session_id=session.id, owner=OWNER, role=Role.USER, content="hi", now=make.clock.now()
+        )
+    archive = await store.export_session(session.id, owner=OWNER)
+    shapes: list[Any] = [["{}", None, 5], [1, "two"], "text"]
+    for message, metadata in zip(archive["messages"], shapes, strict=True):
+        message["metadata"] = metadata
+    other = backend.open(backend.new_url())
+    try:
+        await other.import_session(archive, owner=None)
+        for newest_first in (False, True):
+            read = await other.list_messages(session.id, newest_first=newest_first)
+            assert sorted((m.seq, m.metadata) for m in read) == [
+                (1, ["{}", None, 5]),
+                (2, [1, "two"]),
+                (3, "text"),
+            ]
+    finally:
+        await other.close()

@@ -190,11 +190,13 @@ def test_each_decoded_read_selects_the_columns_its_decoder_takes(backend: Backen
     queries = {name: " ".join(sql.split()) for name, sql in load_queries(backend).items()}
     conversation = CONVERSATION_COLUMNS
     if backend == "postgres":  # the same values: JSON as text, the extras by json_build_array
-        conversation = conversation.replace(
-            "NULLIF(metadata, '{}')", "NULLIF(metadata, '{}')::text"
-        ).replace(
-            "json_array(metadata, item, removed_at)",
-            "json_build_array(metadata::text, item::text, removed_at)::text",
+        conversation = (
+            conversation.replace("NULLIF(metadata, '{}')", "NULLIF(metadata, '{}')::text")
+            .replace("substr(metadata, 1, 1) = '{'", "jsonb_typeof(metadata) = 'object'")
+            .replace(
+                "json_array(metadata, item, removed_at)",
+                "json_build_array(metadata::text, item::text, removed_at)::text",
+            )
         )
     for name in ("messages_forward", "messages_backward"):
         assert queries[name].startswith(f"SELECT {conversation} FROM messages "), name

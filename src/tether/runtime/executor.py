@@ -152,8 +152,9 @@ class Executor:
             if agent_task.done():  # woken by the run's own last write
                 return
             querying.set()
+            renewing = loop.time() >= next_renewal
             try:
-                if loop.time() >= next_renewal:
+                if renewing:
                     current = await self._store.renew_lease(
                         run.id,
                         worker_id=_holder(run),
@@ -165,6 +166,8 @@ class Executor:
                     current = await self._store.get_run(run.id, with_context=False)
             except StoreError as exc:  # the database hiccuped: the lease outlives it
                 log.warning("lease check failed for run %s: %s", run.id, exc)
+                if renewing:  # tried again after a watch, not at once in a loop
+                    next_renewal = loop.time() + min(settings.watch_interval, renew_every)
                 continue
             finally:
                 querying.clear()

@@ -62,6 +62,9 @@ _SORTS: dict[str, SessionSort] = {
 }
 #: The most threads one prune names.
 _MAX_PRUNED = 1000
+#: Threads a search by values finds at a time (a page of sessions, read in one query: pages
+#: of fewer would shift under threads created or deleted between them).
+_FOUND = 1000
 #: Threads whose conversations a search by values reads at a time (each may be long: a
 #: thousand at once took memory in proportion to all of them).
 _SCANNED = 5
@@ -239,9 +242,11 @@ async def _matching(svc: Service, filters: dict[str, Any], wanted: dict[str, Any
     every found thread's conversation is read, _SCANNED threads at a time)."""
     found, offset = [], 0
     while True:
-        page = await svc.search_sessions(**filters, limit=_SCANNED, offset=offset)
-        found += [t for t in await _threads(svc, page) if _matches(t, wanted)]
-        if len(page) < _SCANNED:
+        page = await svc.search_sessions(**filters, limit=_FOUND, offset=offset)
+        for start in range(0, len(page), _SCANNED):
+            threads = await _threads(svc, page[start : start + _SCANNED])
+            found += [t for t in threads if _matches(t, wanted)]
+        if len(page) < _FOUND:
             return found
         offset += len(page)
 

@@ -101,7 +101,8 @@ FOR UPDATE SKIP LOCKED;
 
 -- name: messages_forward
 SELECT id, seq, role, content, created_at, run_id,
-       CASE WHEN item IS NULL AND removed_at IS NULL THEN NULLIF(metadata, '{}')::text
+       CASE WHEN item IS NULL AND removed_at IS NULL AND jsonb_typeof(metadata) = 'object'
+            THEN NULLIF(metadata, '{}')::text
             ELSE json_build_array(metadata::text, item::text, removed_at)::text END AS extras
 FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s
@@ -116,7 +117,8 @@ ORDER BY seq LIMIT %(limit)s;
 
 -- name: messages_backward
 SELECT id, seq, role, content, created_at, run_id,
-       CASE WHEN item IS NULL AND removed_at IS NULL THEN NULLIF(metadata, '{}')::text
+       CASE WHEN item IS NULL AND removed_at IS NULL AND jsonb_typeof(metadata) = 'object'
+            THEN NULLIF(metadata, '{}')::text
             ELSE json_build_array(metadata::text, item::text, removed_at)::text END AS extras
 FROM messages
 WHERE session_id = %(session_id)s AND seq < %(before_seq)s

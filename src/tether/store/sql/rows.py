@@ -333,13 +333,15 @@ MESSAGE_COLUMNS = (
 #: The columns of a conversation read (messages_forward, messages_backward), which
 #: messages_from_values decodes: a message's but its session's id (the read's own parameter),
 #: with what most messages lack in one column, ``extras``: NULL for empty metadata, no item and
-#: not removed; the metadata's JSON text when only it is there; else the JSON array of the
-#: metadata's text, the item's text (or null) and removed_at. Each column a row carries costs
-#: its decoding (about 60 ns in ``sqlite3``, even a NULL): these are what a read of thousands of
-#: messages spends most of its time on.
+#: not removed; the metadata's JSON text when only it is there and an object (a stored text
+#: that is an array, by import or an older version, could not be told from the third form);
+#: else the JSON array of the metadata's text, the item's text (or null) and removed_at. Each
+#: column a row carries costs its decoding (about 60 ns in ``sqlite3``, even a NULL): these are
+#: what a read of thousands of messages spends most of its time on.
 CONVERSATION_COLUMNS = (
     "id, seq, role, content, created_at, run_id, CASE WHEN item IS NULL AND removed_at IS NULL"
-    " THEN NULLIF(metadata, '{}') ELSE json_array(metadata, item, removed_at) END AS extras"
+    " AND substr(metadata, 1, 1) = '{' THEN NULLIF(metadata, '{}')"
+    " ELSE json_array(metadata, item, removed_at) END AS extras"
 )
 
 

@@ -119,7 +119,8 @@ LIMIT :limit;
 
 -- name: messages_forward
 SELECT id, seq, role, content, created_at, run_id,
-       CASE WHEN item IS NULL AND removed_at IS NULL THEN NULLIF(metadata, '{}')
+       CASE WHEN item IS NULL AND removed_at IS NULL AND substr(metadata, 1, 1) = '{'
+            THEN NULLIF(metadata, '{}')
             ELSE json_array(metadata, item, removed_at) END AS extras
 FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
@@ -133,7 +134,8 @@ ORDER BY seq LIMIT :limit;
 
 -- name: messages_backward
 SELECT id, seq, role, content, created_at, run_id,
-       CASE WHEN item IS NULL AND removed_at IS NULL THEN NULLIF(metadata, '{}')
+       CASE WHEN item IS NULL AND removed_at IS NULL AND substr(metadata, 1, 1) = '{'
+            THEN NULLIF(metadata, '{}')
             ELSE json_array(metadata, item, removed_at) END AS extras
 FROM messages
 WHERE session_id = :session_id AND seq < :before_seq
