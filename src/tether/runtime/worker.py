@@ -234,11 +234,9 @@ class Worker:
                         run.status.value,
                         extra=log_context.ids(run),
                     )
-                if reaped:  # counted at once: a failure below must not lose them
-                    (self._instruments or installed()).runs_reaped(reaped)
-                unroutable = await self._fail_unroutable()
-                if unroutable:
-                    (self._instruments or installed()).runs_reaped(unroutable)
+                instruments = self._instruments or installed()
+                instruments.runs_reaped(reaped)  # at once: a failure below must not lose them
+                instruments.runs_reaped(await self._fail_unroutable())
                 if loop.time() >= next_sweep:
                     await self.store.expire_sessions(now=self.clock.now())
                     await stateless.sweep(
